@@ -1,0 +1,68 @@
+"""The Laplace mechanism and the classical composition theorems.
+
+Used where a paper states pure ε-DP per step and composes by hand (Li et al. MAPA L387,
+Zhou et al. Thm 1): the Laplace mechanism with scale ``b`` on a query of L1 sensitivity ``Δ``
+is ``(Δ/b, 0)``-DP (Dwork & Roth 2014, Thm 3.6). Composition of mechanisms:
+
+* basic: ``(Σ ε_i, Σ δ_i)`` (Dwork & Roth, Thm 3.16);
+* advanced: ``k`` mechanisms each ``(ε, δ)``-DP are ``(ε', kδ + δ')``-DP with
+  ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)`` for any ``δ' > 0`` (Dwork & Roth, Thm 3.20).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from bounds.validation import check_int, check_real
+
+
+def laplace_epsilon(*, scale: float, sensitivity: float) -> float:
+    """ε of the Laplace mechanism with noise scale ``b`` and L1 sensitivity ``Δ``: ``ε = Δ / b``."""
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    sensitivity = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
+    return sensitivity / scale
+
+
+def laplace_scale(*, epsilon: float, sensitivity: float) -> float:
+    """Noise scale ``b = Δ / ε`` that makes the Laplace mechanism ε-DP."""
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    sensitivity = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
+    return sensitivity / epsilon
+
+
+def basic_composition(*, epsilons: Sequence[float], deltas: Sequence[float] | None = None) -> tuple[float, float]:
+    """``(Σ ε_i, Σ δ_i)`` of a sequence of mechanisms (Dwork & Roth, Thm 3.16)."""
+    if len(epsilons) == 0:
+        raise ValueError("epsilons must contain at least one value; got an empty sequence")
+    deltas = [0.0] * len(epsilons) if deltas is None else list(deltas)
+    if len(deltas) != len(epsilons):
+        raise ValueError(f"deltas must have one entry per epsilon ({len(epsilons)}); got {len(deltas)}")
+    total_epsilon = sum(check_real("epsilons[i]", value, low=0.0) for value in epsilons)
+    total_delta = sum(check_real("deltas[i]", value, low=0.0, high=1.0) for value in deltas)
+    return total_epsilon, min(total_delta, 1.0)
+
+
+def advanced_composition(*, epsilon: float, delta: float, count: int, delta_slack: float) -> tuple[float, float]:
+    """``(ε', kδ + δ')`` for ``count = k`` mechanisms each ``(ε, δ)``-DP (Dwork & Roth, Thm 3.20).
+
+    ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)``. For small k this can exceed the basic ``kε``;
+    :func:`best_composition` returns the smaller of the two.
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0)
+    delta = check_real("delta", delta, low=0.0, high=1.0)
+    count = check_int("count", count, low=1)
+    delta_slack = check_real("delta_slack", delta_slack, low=0.0, high=1.0, low_open=True, high_open=True)
+    total = math.sqrt(2 * count * math.log(1 / delta_slack)) * epsilon + count * epsilon * math.expm1(epsilon)
+    return total, min(count * delta + delta_slack, 1.0)
+
+
+def best_composition(*, epsilon: float, delta: float, count: int, delta_slack: float) -> tuple[float, float, str]:
+    """The smaller-ε of basic and advanced composition of ``count`` identical ``(ε, δ)`` mechanisms.
+
+    Returns ``(ε_total, δ_total, "basic" | "advanced")``. Both are valid, so taking the smaller
+    ε (at its own δ) is valid too.
+    """
+    advanced = advanced_composition(epsilon=epsilon, delta=delta, count=count, delta_slack=delta_slack)
+    basic = (count * epsilon, min(count * delta, 1.0))
+    return (*advanced, "advanced") if advanced[0] < basic[0] else (*basic, "basic")

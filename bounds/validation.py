@@ -1,0 +1,70 @@
+"""Parameter validation shared by every public function of fedplan.
+
+Each check returns the value converted to a plain Python number and raises
+``ValueError`` with a message that names the parameter, the offending value and the
+allowed range, e.g. ``sample_rate must be a real number in (0, 1]; got 1.5``.
+The CLI prints that message on one line (exit code 2); the app shows it with ``st.error``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+
+def _interval_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    left = "(" if (low is None or low_open) else "["
+    right = ")" if (high is None or high_open) else "]"
+    low_text = "-inf" if low is None else f"{low:g}"
+    high_text = "inf" if high is None else f"{high:g}"
+    return f"{left}{low_text}, {high_text}{right}"
+
+
+def check_real(
+    name: str,
+    value: object,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite float inside the interval, or raise ``ValueError``."""
+    interval = _interval_text(low, high, low_open, high_open)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number in {interval}; got {value!r}")
+    number = float(value)
+    outside = (
+        not math.isfinite(number)
+        or (low is not None and (number < low or (low_open and number == low)))
+        or (high is not None and (number > high or (high_open and number == high)))
+    )
+    if outside:
+        raise ValueError(f"{name} must be a real number in {interval}; got {number:g}")
+    return number
+
+
+def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int inside ``[low, high]``, or raise ``ValueError``.
+
+    Integral floats such as ``1e4`` are accepted (users type them); ``1.5`` is not.
+    """
+    interval = _interval_text(low, high, False, False)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be an integer in {interval}; got {value!r}")
+    if not math.isfinite(float(value)) or float(value) != int(value):
+        raise ValueError(f"{name} must be an integer in {interval}; got {value!r}")
+    number = int(value)
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise ValueError(f"{name} must be an integer in {interval}; got {number}")
+    return number
+
+
+def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``, or raise ``ValueError`` listing them."""
+    options = tuple(choices)
+    if value not in options:
+        listed = ", ".join(repr(option) for option in options)
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    return str(value)

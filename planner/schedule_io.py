@@ -1,0 +1,79 @@
+"""Read accounting schedules (lists of segments) from CSV or JSON files.
+
+A segment is ``sample_rate, noise_multiplier, steps``: that many consecutive steps with that
+Poisson sample rate and noise multiplier.
+
+* CSV: a header row naming the three columns (any order), then one row per segment.
+* JSON: a list of objects with those keys, or an object with such a list under ``"segments"``.
+
+Errors name the file (and the row) and are raised as ``ValueError`` so the CLI reports them
+on one line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from bounds.accounting import Segment, make_schedule
+
+COLUMNS = ("sample_rate", "noise_multiplier", "steps")
+
+
+def load_schedule(path: str | Path) -> tuple[Segment, ...]:
+    """Validated segments from a ``.csv`` or ``.json`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"schedule file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = _read_csv(path)
+    elif suffix == ".json":
+        rows = _read_json(path)
+    else:
+        raise ValueError(f"schedule file must end in .csv or .json; got {path.name!r}")
+    segments = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            segments.append(Segment(row["sample_rate"], row["noise_multiplier"], row["steps"]))
+        except ValueError as error:
+            raise ValueError(f"{path.name}, segment {number}: {error}") from None
+    try:
+        return make_schedule(segments)
+    except ValueError as error:
+        raise ValueError(f"{path.name}: {error}") from None
+
+
+def _read_csv(path: Path) -> list[dict]:
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = [name.strip() for name in (reader.fieldnames or [])]
+        missing = [column for column in COLUMNS if column not in header]
+        if missing:
+            raise ValueError(f"{path.name}: header must name the columns {', '.join(COLUMNS)}; missing {', '.join(missing)}")
+        rows = []
+        for number, raw in enumerate(reader, start=1):
+            row = {key.strip(): (value or "").strip() for key, value in raw.items() if key is not None}
+            try:
+                rows.append({column: float(row[column]) for column in COLUMNS})
+            except ValueError:
+                raise ValueError(f"{path.name}, row {number}: {', '.join(COLUMNS)} must be numbers; got "
+                                 f"{[row[column] for column in COLUMNS]}") from None
+        return rows
+
+
+def _read_json(path: Path) -> list[dict]:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path.name} is not valid JSON: {error.msg} (line {error.lineno})") from None
+    if isinstance(data, dict):
+        data = data.get("segments")
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise ValueError(f"{path.name}: expected a list of segments (objects with keys {', '.join(COLUMNS)})")
+    for number, item in enumerate(data, start=1):
+        missing = [column for column in COLUMNS if column not in item]
+        if missing:
+            raise ValueError(f"{path.name}, segment {number}: missing {', '.join(missing)}")
+    return data
