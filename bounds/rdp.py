@@ -29,6 +29,8 @@ import math
 import numpy as np
 from scipy import special
 
+from bounds.validation import check_int, check_real
+
 #: Default RDP orders: the grid of dp-accounting 0.6.0 and Opacus (1.1 … 10.9 by 0.1, 11 … 63,
 #: and four large orders), so our RDP numbers are comparable with theirs.
 RDP_ORDERS: tuple[float, ...] = tuple(
@@ -39,7 +41,7 @@ RDP_ORDERS: tuple[float, ...] = tuple(
 #: the Damaskinos thesis code (damaskinos_dpscd.md §4.2): λ = 1 … 128, i.e. RDP orders 2 … 129.
 MOMENTS_ACCOUNTANT_MAX_LAMBDA = 128
 
-_MAX_SERIES_TERMS = 1000  # same cap as dp-accounting: an order that does not converge is dropped
+_MAX_SERIES_TERMS = 2**17  # an order whose series has not converged by then is dropped
 _SERIES_CHUNK = 64
 _LOG_HALF = math.log(0.5)
 _SQRT2 = math.sqrt(2.0)
@@ -115,66 +117,91 @@ def _series_terms(q: float, sigma: float, alphas: np.ndarray, i: np.ndarray):
     return s0, s1, sign
 
 
+class _StreamingLogSum:
+    """Row-wise ``log |Σ s_j e^{x_j}|`` accumulated chunk by chunk, keeping the digits of sums near 1.
+
+    Holds, per row, the largest term seen (``peak``) and the other terms relative to it, both
+    signed and in absolute value, so memory does not grow with the number of terms.
+    """
+
+    def __init__(self, rows: int):
+        self.peak = np.full(rows, -np.inf)
+        self.peak_sign = np.ones(rows)
+        self.rest_signed = np.zeros(rows)
+        self.rest_abs = np.zeros(rows)
+        self.count = np.zeros(rows)
+
+    def add(self, rows: np.ndarray, terms: np.ndarray, signs: np.ndarray) -> None:
+        top = np.argmax(terms, axis=1)
+        chunk_peak = terms[np.arange(rows.size), top]
+        new_peak = chunk_peak > self.peak[rows]
+        with np.errstate(invalid="ignore"):
+            scale = np.where(new_peak, np.exp(self.peak[rows] - chunk_peak), 1.0)
+        scale = np.where(np.isnan(scale), 0.0, scale)
+        old_peak_weight = np.where(new_peak & np.isfinite(self.peak[rows]), scale, 0.0)
+        self.rest_signed[rows] = self.rest_signed[rows] * scale + self.peak_sign[rows] * old_peak_weight
+        self.rest_abs[rows] = self.rest_abs[rows] * scale + old_peak_weight
+        self.peak[rows] = np.where(new_peak, chunk_peak, self.peak[rows])
+        self.peak_sign[rows] = np.where(new_peak, signs[np.arange(rows.size), top], self.peak_sign[rows])
+        scaled = np.exp(terms - self.peak[rows][:, None])
+        scaled[np.arange(rows.size)[new_peak], top[new_peak]] = 0.0  # the new peak is held apart
+        self.rest_signed[rows] += (signs * scaled).sum(axis=1)
+        self.rest_abs[rows] += scaled.sum(axis=1)
+        self.count[rows] += np.isfinite(terms).sum(axis=1)
+
+    def log_abs_sum(self) -> np.ndarray:
+        return self.peak + np.log1p(self.rest_abs)
+
+    def log_signed_sum(self) -> tuple[np.ndarray, np.ndarray]:
+        """(log of the signed sum, whether it is positive with a positive peak, the only case we trust)."""
+        positive = (self.peak_sign > 0) & (self.rest_signed > -1.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.peak + np.log1p(self.rest_signed), positive
+
+
 def _log_a_fractional(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     """``log A_α`` for fractional α by the series of Mironov, Talwar, Zhang (2019) §3.3
     (damaskinos_dpscd.md §4.3 F5), summed with the signs of the generalised binomials.
 
     The series stops, as dp-accounting's does, once both halves decrease and the new terms are
-    below ``e^-30`` times the running total; an order that has not converged after 1000 terms
-    gets ``inf`` (dropping an order can only raise ε). If the signed sum is not positive or has
-    lost more than 1e-6 of relative accuracy in ``log A_α`` to cancellation, the absolute-value
-    sum (an upper bound on ``A_α``) is used instead.
+    below ``e^-30`` times the running total. Terms decay only polynomially when q is large and σ
+    small, so chunks double up to 2^17 terms (dp-accounting stops at 1000 and drops the order,
+    which makes ε jump as σ changes); an order still unconverged gets ``inf`` (dropping an order
+    can only raise ε). If the signed sum is not positive or has lost more than 1e-6 of relative
+    accuracy in ``log A_α`` to cancellation, the absolute-value sum (an upper bound) is used.
     """
     n = alphas.size
-    s0_all = np.full((n, _MAX_SERIES_TERMS), -np.inf)
-    s1_all = np.full((n, _MAX_SERIES_TERMS), -np.inf)
-    sign_all = np.ones((n, _MAX_SERIES_TERMS))
-    stop = np.full(n, -1)
+    sums = _StreamingLogSum(n)
+    converged = np.zeros(n, dtype=bool)
     running = np.full(n, -np.inf)
     last0 = np.full(n, -np.inf)
     last1 = np.full(n, -np.inf)
     active = np.arange(n)
-    for start in range(0, _MAX_SERIES_TERMS, _SERIES_CHUNK):
-        if active.size == 0:
-            break
-        i = np.arange(start, min(start + _SERIES_CHUNK, _MAX_SERIES_TERMS), dtype=float)
+    start, chunk = 0, _SERIES_CHUNK
+    while active.size and start < _MAX_SERIES_TERMS:
+        i = np.arange(start, min(start + chunk, _MAX_SERIES_TERMS), dtype=float)
         s0, s1, sign = _series_terms(q, sigma, alphas[active], i)
-        cols = slice(start, start + i.size)
-        s0_all[active, cols], s1_all[active, cols], sign_all[active, cols] = s0, s1, sign
-        total = np.logaddexp.accumulate(np.logaddexp(s0, s1), axis=1)
-        total = np.logaddexp(total, running[active, None])
-        prev0 = np.concatenate((last0[active, None], s0[:, :-1]), axis=1)
-        prev1 = np.concatenate((last1[active, None], s1[:, :-1]), axis=1)
-        converged = (s0 < prev0) & (s1 < prev1) & (np.maximum(s0, s1) < total - 30)
-        hit = converged.any(axis=1)
-        stop[active[hit]] = start + np.argmax(converged[hit], axis=1)
+        total = np.logaddexp(np.logaddexp.accumulate(np.logaddexp(s0, s1), axis=1), running[active, None])
+        previous0 = np.concatenate((last0[active, None], s0[:, :-1]), axis=1)
+        previous1 = np.concatenate((last1[active, None], s1[:, :-1]), axis=1)
+        stops = (s0 < previous0) & (s1 < previous1) & (np.maximum(s0, s1) < total - 30)
+        hit = stops.any(axis=1)
+        first_stop = np.where(hit, np.argmax(stops, axis=1), i.size - 1)
+        beyond = np.arange(i.size)[None, :] > first_stop[:, None]
+        s0[beyond], s1[beyond] = -np.inf, -np.inf
+        sums.add(active, np.concatenate((s0, s1), axis=1), np.concatenate((sign, sign), axis=1))
+        converged[active[hit]] = True
         running[active], last0[active], last1[active] = total[:, -1], s0[:, -1], s1[:, -1]
         active = active[~hit]
-
-    converged_rows = stop >= 0
-    width = int(stop.max()) + 1
-    beyond = np.arange(width)[None, :] > stop[:, None]
-    s0_all, s1_all, sign_all = s0_all[:, :width], s1_all[:, :width], sign_all[:, :width]
-    s0_all[beyond], s1_all[beyond] = -np.inf, -np.inf
-    terms = np.concatenate((s0_all, s1_all), axis=1)[converged_rows]
-    signs = np.concatenate((sign_all, sign_all), axis=1)[converged_rows]
-    log_abs_sum, _ = _log_sum_exp_rows(terms)
-    log_signed, sign_of_sum = _log_sum_exp_rows(terms, signs)
+        start += i.size
+        chunk *= 2
+    log_abs = sums.log_abs_sum()
+    log_signed, positive = sums.log_signed_sum()
     # Rounding error of the signed sum relative to A: ~ (number of terms) * eps * (|terms| / sum).
-    n_terms = 2 * (stop[converged_rows] + 1)
     with np.errstate(over="ignore", invalid="ignore"):
-        rounding = n_terms * np.finfo(float).eps * np.exp(np.minimum(log_abs_sum - log_signed, 700.0))
-    accurate = (sign_of_sum > 0) & (log_signed > 0) & (rounding <= 1e-6 * log_signed)
-    result = np.full(n, np.inf)
-    result[converged_rows] = np.where(accurate, log_signed, log_abs_sum)
-    return result
-
-
-def _validate_rate_and_noise(sample_rate: float, noise_multiplier: float) -> None:
-    if not (0.0 < sample_rate <= 1.0) or not math.isfinite(sample_rate):
-        raise ValueError(f"sample_rate must be a real number in (0, 1]; got {sample_rate:g}")
-    if not (noise_multiplier > 0.0) or not math.isfinite(noise_multiplier):
-        raise ValueError(f"noise_multiplier must be a real number in (0, inf); got {noise_multiplier:g}")
+        rounding = sums.count * np.finfo(float).eps * np.exp(np.minimum(log_abs - log_signed, 700.0))
+        accurate = positive & (log_signed > 0) & (rounding <= 1e-6 * log_signed)
+    return np.where(converged, np.where(accurate, log_signed, log_abs), np.inf)
 
 
 def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=RDP_ORDERS) -> np.ndarray:
@@ -184,8 +211,8 @@ def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=
     mechanism ``R(α) = α / (2σ²)``. Orders must be > 1; an entry is ``inf`` where the
     fractional series did not converge.
     """
-    q, sigma = float(sample_rate), float(noise_multiplier)
-    _validate_rate_and_noise(q, sigma)
+    q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    sigma = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     alphas = np.asarray(orders, dtype=float)
     if alphas.ndim != 1 or np.any(alphas <= 1):
         raise ValueError("orders must be a one-dimensional sequence of numbers > 1")
@@ -209,8 +236,7 @@ def epsilon_from_rdp(*, rdp, orders, delta: float, conversion: str = "improved")
     """
     r = np.maximum(np.asarray(rdp, dtype=float), 0.0)
     a = np.asarray(orders, dtype=float)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be a real number in (0, 1); got {delta:g}")
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if conversion == "classic":
             eps = r + math.log(1 / delta) / (a - 1)
@@ -250,16 +276,28 @@ def _composed_rdp(segments, orders: tuple[float, ...]) -> np.ndarray:
     return total
 
 
+def _epsilon_zero_possible(segments, delta: float) -> bool:
+    """Whether the KL shortcut (ε = 0) can apply at all.
+
+    It needs δ² ≥ 1 - e^{-KL}, hence total variation < δ. One step's total variation,
+    q (2Φ(1/(2σ)) - 1), is a lower bound on the composition's, so if it reaches δ the shortcut
+    cannot apply and the smallest order need not be evaluated.
+    """
+    return max(q * (2 * special.ndtr(1 / (2 * sigma)) - 1) for q, sigma, _ in segments) < delta
+
+
 def epsilon_for_segments(segments, delta: float, orders=RDP_ORDERS) -> tuple[float, float]:
     """RDP ε (improved conversion) of a composition of Poisson-subsampled Gaussian segments.
 
-    Fractional orders are only evaluated next to the best integer order: ε_α is unimodal in α
-    for this mechanism, so the minimum lies within one unit of the best integer order, and
-    evaluating fewer orders can only raise the minimum, so the result is a valid bound in any
-    case (tests check it equals the full-grid value).
+    Fractional orders are only evaluated next to the best integer order, plus the smallest order:
+    the conversion's ε_α is unimodal in α except for the KL shortcut (ε = 0 where δ² ≥ 1 - e^{-R}),
+    which, R being nondecreasing in α, holds first at the smallest order. Evaluating fewer orders
+    can only raise the minimum, so the result is a valid bound in any case (tests check it equals
+    the full-grid value).
     """
     grid = np.asarray(orders, dtype=float)
-    integer_orders = tuple(float(a) for a in grid[grid == np.floor(grid)])
+    needed = (grid == np.floor(grid)) | ((grid == grid.min()) & _epsilon_zero_possible(segments, delta))
+    integer_orders = tuple(float(a) for a in grid[needed])
     eps_int, best_int = epsilon_from_rdp(
         rdp=_composed_rdp(segments, integer_orders), orders=integer_orders, delta=delta
     )
@@ -300,7 +338,8 @@ def moments_accountant_epsilon(*, sample_rate: float, noise_multiplier: float, s
     log A_{λ+1}" (damaskinos_dpscd.md §4.2–4.3 F2, F3). This is what the Damaskinos thesis calibrates
     DP-SCD with (Eq. 6.2, L1336–1340). Returns (ε, λ*).
     """
-    _validate_rate_and_noise(float(sample_rate), float(noise_multiplier))
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    max_lambda = check_int("max_lambda", max_lambda, low=1)
     lambdas = np.arange(1, max_lambda + 1)
     orders = tuple(float(lam + 1) for lam in lambdas)
     log_moments = steps * rdp_poisson_gaussian(sample_rate=sample_rate, noise_multiplier=noise_multiplier,

@@ -1,0 +1,182 @@
+"""RDP of the Poisson-subsampled Gaussian: against dp-accounting, quadrature and printed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp import rdp_privacy_accountant
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+
+from bounds import rdp
+
+ORDERS = np.asarray(rdp.RDP_ORDERS)
+INTEGER = ORDERS == np.floor(ORDERS)
+
+sample_rates = st.floats(min_value=1e-5, max_value=0.99)
+noise_multipliers = st.floats(min_value=0.3, max_value=200.0)
+
+
+def log_a_by_quadrature(q: float, sigma: float, alpha: float) -> float:
+    """Independent oracle: A_α - 1 = E_{z~N(0,σ²)}[(1 - q + q e^{(2z-1)/(2σ²)})^α - 1] by adaptive quadrature."""
+    def integrand(z: float) -> float:
+        log_ratio = np.logaddexp(math.log1p(-q), math.log(q) + (2 * z - 1) / (2 * sigma**2))
+        density = math.exp(-z * z / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi))
+        return density * math.expm1(alpha * log_ratio)
+
+    value, _ = integrate.quad(integrand, -60 * sigma, alpha + 60 * sigma, epsabs=0, epsrel=1e-12, limit=4000,
+                              points=[0.5, 0.5 + alpha])
+    return math.log1p(value)
+
+
+def dp_accounting_epsilon(q: float, sigma: float, steps: int, delta: float) -> float:
+    accountant = rdp_privacy_accountant.RdpAccountant()
+    accountant.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
+    return accountant.get_epsilon(delta)
+
+
+def test_reference_point_rdp_epsilon():
+    # anchors.md §2.2: dp-accounting 5.632011, Opacus 5.631992, optimal order 4.7.
+    epsilon, order = rdp.epsilon_for_segments([(0.01, 1.1, 10_000)], 1e-5)
+    assert epsilon == pytest.approx(5.631992, abs=2e-6)
+    assert order == 4.7
+    assert epsilon <= dp_accounting_epsilon(0.01, 1.1, 10_000, 1e-5)
+
+
+def test_abadi_example_improved_conversion():
+    # damaskinos_dpscd.md §4.5: improved conversion (dp-accounting orders) 1.035490 at α* = 17.
+    epsilon, order = rdp.epsilon_for_segments([(0.01, 4.0, 10_000)], 1e-5)
+    assert epsilon == pytest.approx(1.035490, abs=1e-6)
+    assert order == 17.0
+
+
+@pytest.mark.parametrize("q, sigma", [(0.01, 1.1), (1e-3, 0.385), (0.1, 120.0), (0.1, 0.5), (0.5, 2.0), (1e-6, 0.5)])
+def test_integer_orders_equal_dp_accounting(q, sigma):
+    ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma)[INTEGER]
+    theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, ORDERS[INTEGER])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(0.01, 1.1, 4.7), (0.01, 1.1, 1.5), (1e-3, 0.385, 2.2), (0.1, 0.5, 3.3),
+                                             (0.5, 2.0, 6.9), (0.01, 4.0, 10.9), (0.2, 1.0, 1.9)])
+def test_fractional_orders_match_quadrature(q, sigma, alpha):
+    ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
+    exact = log_a_by_quadrature(q, sigma, alpha) / (alpha - 1)
+    assert ours == pytest.approx(exact, rel=1e-7)
+    # dp-accounting 0.6.0 sums absolute values (ERRATA ACC-1): never below ours.
+    theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0]
+    assert ours <= theirs * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=sample_rates, sigma=noise_multipliers, alpha=st.sampled_from([a for a in rdp.RDP_ORDERS if a % 1]))
+def test_fractional_orders_never_exceed_the_absolute_value_bound(q, sigma, alpha):
+    ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
+    theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0]
+    if math.isfinite(theirs):
+        assert 0.0 <= ours <= theirs * (1 + 1e-7) + 1e-15  # float rounding of values ~1e-9
+
+
+def test_slowly_converging_orders_are_summed_not_dropped():
+    # dp-accounting stops after 1000 terms and drops the order (ERRATA ACC-1); the series decays
+    # only polynomially for large q and small σ, and we sum it to convergence.
+    theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(0.2, 1.0, [1.1])
+    ours = rdp.rdp_poisson_gaussian(sample_rate=0.2, noise_multiplier=1.0, orders=[1.1])[0]
+    assert math.isinf(theirs[0])
+    assert ours == pytest.approx(log_a_by_quadrature(0.2, 1.0, 1.1) / 0.1, rel=1e-6)
+
+
+def test_dropping_orders_no_longer_breaks_monotonicity():
+    # With dp-accounting's 1000-term cap, order 1.5 is dropped at σ = 0.505 but not at σ = 0.5 and
+    # ε rises with more noise (72.370 -> 72.391). Summed to convergence, ε falls as it must.
+    low_noise = rdp.epsilon_for_segments([(0.7578125, 0.5, 22)], 1e-5)[0]
+    high_noise = rdp.epsilon_for_segments([(0.7578125, 0.505, 22)], 1e-5)[0]
+    assert high_noise < low_noise
+
+
+def test_full_sampling_is_the_gaussian_mechanism():
+    orders = np.array([1.5, 2.0, 7.3, 64.0])
+    np.testing.assert_allclose(rdp.rdp_poisson_gaussian(sample_rate=1.0, noise_multiplier=2.0, orders=orders),
+                               orders / 8.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=sample_rates, sigma=noise_multipliers, steps=st.integers(1, 10**6), delta=st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_windowed_orders_equal_the_full_grid(q, sigma, steps, delta):
+    full = rdp.epsilon_from_rdp(rdp=steps * rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma),
+                                orders=rdp.RDP_ORDERS, delta=delta)[0]
+    windowed = rdp.epsilon_for_segments([(q, sigma, steps)], delta)[0]
+    assert windowed >= full * (1 - 1e-11) - 1e-12  # float rounding only
+    assert windowed == pytest.approx(full, rel=1e-12, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=sample_rates, sigma=noise_multipliers, steps=st.integers(1, 10**5))
+def test_epsilon_close_to_dp_accounting_and_never_above_it(q, sigma, steps):
+    ours = rdp.epsilon_for_segments([(q, sigma, steps)], 1e-5)[0]
+    theirs = dp_accounting_epsilon(q, sigma, steps, 1e-5)
+    assert ours <= theirs + 1e-9
+    their_orders = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, rdp.RDP_ORDERS)
+    if np.all(np.isfinite(their_orders)):  # else dp-accounting dropped orders and is looser still
+        assert ours >= 0.98 * theirs  # only the absolute-value sums of fractional orders separate them
+
+
+def test_delta_conversion_matches_dp_accounting():
+    one_step = rdp.rdp_poisson_gaussian(sample_rate=0.01, noise_multiplier=1.1)
+    for epsilon in (0.5, 1.0, 3.0, 8.0):
+        ours = rdp.delta_from_rdp(rdp=10_000 * one_step, orders=rdp.RDP_ORDERS, epsilon=epsilon)
+        theirs = rdp_privacy_accountant.compute_delta(rdp.RDP_ORDERS, 10_000 * one_step, epsilon)
+        assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+        assert ours[1] == theirs[1]
+    # anchors.md §2.2 reports 0.329 (dp-accounting's absolute-value bound at order 1.9, ERRATA ACC-1);
+    # the exact R(1.9), by quadrature, gives 0.32709, and so do we.
+    delta, order = rdp.delta_for_segments([(0.01, 1.1, 10_000)], 1.0)
+    assert order == 1.9
+    exact_rdp = 10_000 * log_a_by_quadrature(0.01, 1.1, 1.9) / 0.9
+    expected = rdp.delta_from_rdp(rdp=[exact_rdp], orders=[1.9], epsilon=1.0)[0]
+    assert delta == pytest.approx(expected, rel=1e-6)
+    assert delta == pytest.approx(0.32709, abs=1e-5)
+    assert delta < 0.3293
+
+
+def test_epsilon_and_delta_conversions_are_consistent():
+    segments = [(0.02, 1.3, 3000)]
+    epsilon, _ = rdp.epsilon_for_segments(segments, 1e-6)
+    delta, _ = rdp.delta_for_segments(segments, epsilon)
+    assert delta <= 1e-6 * (1 + 1e-9)
+
+
+def test_max_steps_is_exact():
+    # anchors.md §2.4: max T with ε ≤ 8 at q = 0.01, σ = 1.1 is 18 503 under RDP.
+    steps = rdp.max_steps_for_epsilon(sample_rate=0.01, noise_multiplier=1.1, target_epsilon=8.0, target_delta=1e-5)
+    assert steps == 18_503
+    assert rdp.epsilon_for_segments([(0.01, 1.1, steps)], 1e-5)[0] <= 8.0
+    assert rdp.epsilon_for_segments([(0.01, 1.1, steps + 1)], 1e-5)[0] > 8.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(q=sample_rates, sigma=noise_multipliers, steps=st.integers(1, 10**5))
+def test_rdp_epsilon_is_monotone(q, sigma, steps):
+    base = rdp.epsilon_for_segments([(q, sigma, steps)], 1e-5)[0]
+    assert rdp.epsilon_for_segments([(q, sigma, steps + 1)], 1e-5)[0] >= base
+    assert rdp.epsilon_for_segments([(min(1.0, q * 1.01), sigma, steps)], 1e-5)[0] >= base
+    assert rdp.epsilon_for_segments([(q, sigma * 1.01, steps)], 1e-5)[0] <= base
+
+
+def test_composition_of_segments_adds_rdp():
+    one = rdp.epsilon_for_segments([(0.01, 1.0, 500), (0.01, 1.0, 500)], 1e-5)[0]
+    merged = rdp.epsilon_for_segments([(0.01, 1.0, 1000)], 1e-5)[0]
+    assert one == pytest.approx(merged, rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [dict(sample_rate=0.0, noise_multiplier=1.0), dict(sample_rate=1.2, noise_multiplier=1.0),
+                                    dict(sample_rate=0.1, noise_multiplier=0.0), dict(sample_rate=float("nan"), noise_multiplier=1.0)])
+def test_bad_inputs_raise(kwargs):
+    with pytest.raises(ValueError, match="sample_rate|noise_multiplier"):
+        rdp.rdp_poisson_gaussian(**kwargs)
+    with pytest.raises(ValueError, match="orders"):
+        rdp.rdp_poisson_gaussian(sample_rate=0.1, noise_multiplier=1.0, orders=[1.0, 2.0])
