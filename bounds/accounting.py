@@ -24,6 +24,7 @@ returns a value whose ε was computed (not interpolated) and is ≤ the target.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import OrderedDict
@@ -31,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from bounds import pld, rdp
-from bounds.search import NoBoundary, Point, find_boundary
+from bounds.search import NoBoundary, Point, find_boundary, log_log_slope
 from bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("pld", "rdp")
@@ -408,10 +409,13 @@ def _solve_rdp(problem: _Problem) -> Point:
 def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline: float | None):
     """Coarse-to-fine PLD calibration started from the RDP answer.
 
-    1. Coarse search at twice the spacing :func:`bounds.pld.first_spacing` expects to suffice.
-    2. Richardson at the coarse answer: ε(h) = ε* + K h² gives K and the spacing that meets the
-       tolerance (kept at half the coarse spacing if that already does).
-    3. Fine search at that spacing, started where the coarse slope and K predict the crossing.
+    1. Coarse search at twice the spacing :func:`bounds.pld.first_spacing` expects to suffice,
+       started where the RDP curve, scaled by the PLD/RDP ratio seen at the RDP answer, meets the
+       target (RDP-first bracketing: the RDP solves cost milliseconds).
+    2. Richardson from one more, cheaper evaluation at twice the coarse spacing:
+       ε(h) = ε* + K h² gives K and the spacing that meets the tolerance.
+    3. Fine search at that spacing (the coarse one, if it already meets the tolerance), started
+       where K and the coarse slope predict the crossing, with that slope as its first step.
     Returns (safe point, spacing, estimated discretisation error, number of PLD evaluations).
     """
     target = problem.target_epsilon
@@ -420,36 +424,68 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
                   integer=problem.integer, digits=CALIBRATION_DIGITS,
                   before_evaluation=lambda: pld.check_deadline(deadline))
 
-    coarse = find_boundary(lambda x: problem.pld_epsilon(x, coarse_spacing), start=rdp_answer.x,
-                           first_step=0.05, ftol=2e-3, xtol=1e-4, **limits)
-    anchor = coarse.safe
+    def coarse_epsilon(x: float) -> float:
+        return problem.pld_epsilon(x, coarse_spacing)
 
-    half_spacing = coarse_spacing / 2
     pld.check_deadline(deadline)
-    half_value = problem.pld_epsilon(anchor.x, half_spacing)
-    k_coefficient = max(anchor.value - half_value, 0.0) / (coarse_spacing**2 - half_spacing**2)
-    error = k_coefficient * half_spacing**2
-    fine_spacing, known = half_spacing, (Point(anchor.x, half_value),)
-    if error > tolerance * target:
-        shrink = min(0.9, max(0.1, 0.9 * math.sqrt(tolerance * target / error)))
-        fine_spacing = max(pld.MIN_SPACING, half_spacing * shrink)
-        error = k_coefficient * fine_spacing**2
-        known = ()
-    predicted_at_anchor = anchor.value - k_coefficient * (coarse_spacing**2 - fine_spacing**2)
-    start = _predicted_crossing(coarse, Point(anchor.x, predicted_at_anchor), target)
-    fine = find_boundary(lambda x: problem.pld_epsilon(x, fine_spacing), start=start, known=known,
-                         first_step=0.01, ftol=1e-4, xtol=1e-6, **limits)
-    return fine.safe, fine_spacing, error, coarse.evaluations + 1 + fine.evaluations
+    at_rdp_answer = Point(rdp_answer.x, coarse_epsilon(rdp_answer.x))
+    coarse = find_boundary(coarse_epsilon, start=_rdp_shaped_guess(problem, rdp_answer, at_rdp_answer),
+                           known=(at_rdp_answer,), slope=_rdp_slope(problem, rdp_answer), first_step=0.02,
+                           ftol=2e-3, xtol=1e-4, **limits)
+    anchor = coarse.safe
+    slope = _slope_near(coarse.points, anchor)
+
+    pld.check_deadline(deadline)
+    wide_spacing = 2 * coarse_spacing
+    k_coefficient = max(problem.pld_epsilon(anchor.x, wide_spacing) - anchor.value, 0.0) / (
+        wide_spacing**2 - coarse_spacing**2)
+    fine_spacing = coarse_spacing
+    if k_coefficient > 0:
+        fine_spacing = min(coarse_spacing, max(pld.MIN_SPACING, 0.9 * math.sqrt(tolerance * target / k_coefficient)))
+    if fine_spacing == coarse_spacing:
+        known, start = coarse.points, anchor.x
+    else:
+        predicted = anchor.value - k_coefficient * (coarse_spacing**2 - fine_spacing**2)
+        known, start = (), _predicted_crossing(Point(anchor.x, predicted), slope, target * (1 - 1.5e-4))
+    fine = find_boundary(lambda x: problem.pld_epsilon(x, fine_spacing), start=start, known=known, slope=slope,
+                         first_step=0.01, ftol=3e-4, xtol=1e-6, **limits)
+    error = k_coefficient * fine_spacing**2
+    return fine.safe, fine_spacing, error, 1 + coarse.evaluations + 1 + fine.evaluations
 
 
-def _predicted_crossing(coarse, anchor: Point, target: float) -> float:
-    """Where the fine curve should cross (just inside) the target, from the coarse slope in log x."""
-    if coarse.unsafe is None or not math.isfinite(coarse.unsafe.value):
+def _rdp_shaped_guess(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> float:
+    """Where PLD should meet the target if PLD/RDP stays at the ratio seen at the RDP answer."""
+    ratio = at_rdp_answer.value / rdp_answer.value
+    if not (math.isfinite(ratio) and ratio > 0):
+        return rdp_answer.x
+    scaled = dataclasses.replace(problem, target_epsilon=problem.target_epsilon * (1 - 1e-3) / ratio)
+    try:
+        return _solve_rdp(scaled).x
+    except NoBoundary:
+        return rdp_answer.x
+
+
+def _rdp_slope(problem: _Problem, rdp_answer: Point) -> float | None:
+    """d log ε / d log x of the RDP curve at the RDP answer: the shape PLD's curve roughly shares."""
+    step = 1.0 if problem.integer else rdp_answer.x * 1e-3
+    nudged = rdp_answer.x + step if rdp_answer.x + step <= problem.upper else rdp_answer.x - step
+    return log_log_slope(rdp_answer, Point(nudged, problem.rdp_epsilon(nudged)))
+
+
+def _slope_near(points: tuple[Point, ...], anchor: Point) -> float | None:
+    """Log-log slope between the anchor and the evaluated point nearest to it."""
+    others = [point for point in points if point.x != anchor.x]
+    if not others:
+        return None
+    nearest = min(others, key=lambda point: abs(math.log(point.x / anchor.x)))
+    return log_log_slope(anchor, nearest)
+
+
+def _predicted_crossing(anchor: Point, slope: float | None, aim: float) -> float:
+    """Where a curve through ``anchor`` with log-log ``slope`` reaches ``aim``."""
+    if slope is None or slope == 0 or anchor.value <= 0:
         return anchor.x
-    slope = (coarse.unsafe.value - coarse.safe.value) / math.log(coarse.unsafe.x / coarse.safe.x)
-    if slope == 0:
-        return anchor.x
-    return anchor.x * math.exp((target * (1 - 5e-5) - anchor.value) / slope)
+    return anchor.x * math.exp((math.log(aim) - math.log(anchor.value)) / slope)
 
 
 def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
