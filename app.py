@@ -35,7 +35,8 @@ def cached_epsilon(q: float, sigma: float, steps: float, delta: float, accountan
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def cached_calibration(parameter: str, target_epsilon: float, target_delta: float, fixed: tuple, accountant: str) -> dict:
+def cached_calibration(parameter: str, target_epsilon: float, target_delta: float, fixed: tuple,
+                       accountant: str) -> dict:
     return accounting.calibrate(parameter, target_epsilon=target_epsilon, target_delta=target_delta,
                                 accountant=accountant, time_budget=10.0, **dict(fixed)).to_dict()
 

@@ -38,7 +38,8 @@ def dp_accounting_pld_sigma(epsilon: float, q: float, steps: int) -> float:
     """The anchor: dp-accounting's own calibration with PLDAccountant() defaults."""
     def make_event(sigma: float):
         return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
-    return mechanism_calibration.calibrate_dp_mechanism(pld_privacy_accountant.PLDAccountant, make_event, epsilon, DELTA)
+    return mechanism_calibration.calibrate_dp_mechanism(pld_privacy_accountant.PLDAccountant, make_event,
+                                                        epsilon, DELTA)
 
 
 def timed(function, *args, **kwargs):
@@ -105,7 +106,8 @@ def main(argv=None) -> int:
         row = measure(epsilon, q, steps)
         rows.append(row)
         print(f"{epsilon:>4g} {q:>6g} {steps:>7d} | {row['sigma_ours']:>11.6g} {row['sigma_theirs']:>11.6g} "
-              f"{100 * row['relative_difference']:>+7.3f} | {row['seconds_ours']:>6.2f}s {row['seconds_theirs']:>6.2f}s "
+              f"{100 * row['relative_difference']:>+7.3f} | "
+              f"{row['seconds_ours']:>6.2f}s {row['seconds_theirs']:>6.2f}s "
               f"{row['speed_ratio']:>6.1f} | {row['sigma_rdp']:>9.5g} {1000 * row['seconds_rdp']:>4.0f}ms | "
               f"{row['within_target']}", flush=True)
     summary = summarise(rows)
@@ -114,7 +116,8 @@ def main(argv=None) -> int:
     print(f"worst per-point speed ratio:                    {summary['worst_speed_ratio']:.1f}x")
     print(f"worst-case time ratio (max theirs / max ours):  {summary['worst_case_time_ratio']:.1f}x "
           f"({summary['max_seconds_theirs']:.2f}s vs {summary['max_seconds_ours']:.2f}s)")
-    print(f"median time: ours {summary['median_seconds_ours']:.2f}s, dp-accounting {summary['median_seconds_theirs']:.2f}s")
+    print(f"median time: ours {summary['median_seconds_ours']:.2f}s, "
+          f"dp-accounting {summary['median_seconds_theirs']:.2f}s")
     print(f"largest |sigma_ours / sigma_dpacc - 1|:         {summary['max_abs_sigma_difference_percent']:.3f} %")
     print(f"every epsilon <= target (re-checked at half spacing): {summary['all_within_target']}; "
           f"all answers from PLD: {summary['all_pld']}")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from bounds import pld, rdp
-from bounds.search import NoBoundary, Point, find_boundary, log_log_slope
+from bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
 from bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("pld", "rdp")
@@ -93,7 +93,8 @@ def make_schedule(
         if not schedule:
             raise ValueError("segments must contain at least one segment; got an empty schedule")
         return schedule
-    missing = [name for name, value in zip(("sample_rate", "noise_multiplier", "steps"), singles) if value is None]
+    names = ("sample_rate", "noise_multiplier", "steps")
+    missing = [name for name, value in zip(names, singles, strict=True) if value is None]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}: give all three single values or a list of segments")
     return (Segment(sample_rate, noise_multiplier, steps),)
@@ -105,7 +106,8 @@ def _as_segment(item) -> Segment:
     if isinstance(item, dict):
         unknown = set(item) - {"sample_rate", "noise_multiplier", "steps"}
         if unknown:
-            raise ValueError(f"segment has unknown keys {sorted(unknown)}; allowed: sample_rate, noise_multiplier, steps")
+            raise ValueError(f"segment has unknown keys {sorted(unknown)}; "
+                             "allowed: sample_rate, noise_multiplier, steps")
         return Segment(item.get("sample_rate"), item.get("noise_multiplier"), item.get("steps"))
     values = tuple(item)
     if len(values) != 3:
@@ -231,12 +233,90 @@ def _check_common(accountant: str, neighboring_relation: str, time_budget: float
         check_real("time_budget", time_budget, low=0.0, low_open=True)
 
 
+def _checked_options(accountant: str, neighboring_relation: str, time_budget: float | None,
+                     relative_tolerance: float) -> dict:
+    """The accountant options of get_epsilon/get_delta, validated, as keyword arguments of :func:`_account`."""
+    _check_common(accountant, neighboring_relation, time_budget)
+    return {"accountant": accountant, "time_budget": time_budget,
+            "relative_tolerance": check_real("relative_tolerance", relative_tolerance, low=1e-6, high=0.1)}
+
+
 def _deadline(time_budget: float | None) -> float | None:
     return None if time_budget is None else time.monotonic() + time_budget
 
 
-def _out_of_time_reason(time_budget: float | None) -> str:
-    return f"PLD did not finish within the time budget of {time_budget:g} s; RDP answer reported"
+def _fallback_reason(failure: pld.PLDUnavailableError, time_budget: float | None) -> str:
+    if isinstance(failure, pld.OutOfTimeError):
+        return f"PLD did not finish within the time budget of {time_budget:g} s; RDP answer reported"
+    return f"{failure}; RDP answer reported"
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What is asked of the accountant: ε at a given δ, or δ at a given ε."""
+
+    unknown: str  # "epsilon" or "delta"
+    given: float
+
+    def rdp_answer(self, segments) -> tuple[float, float]:
+        if self.unknown == "epsilon":
+            return rdp.epsilon_for_segments(segments, self.given)
+        return rdp.delta_for_segments(segments, self.given)
+
+    def pld_answer(self, segments, spacing: float) -> float:
+        if self.unknown == "epsilon":
+            return pld.epsilon_at_spacing(segments, self.given, spacing)
+        return min(pld.delta_at_spacing(segments, self.given, spacing), 1.0)
+
+    def allowed_error(self, relative_tolerance: float) -> Callable[[float], float]:
+        """ε: a fraction of ε. δ: a fraction of δ, but not below 1e-14 (the scale of PLD tail truncation)."""
+        floor = 0.0 if self.unknown == "epsilon" else 1e-14
+        return lambda value: max(relative_tolerance * value, floor)
+
+    def epsilon_scale(self, rdp_value: float) -> float:
+        """The ε the first PLD spacing is chosen for."""
+        return rdp_value if self.unknown == "epsilon" else max(self.given, 0.1)
+
+    def result(self, value: float, **fields) -> AccountingResult:
+        pair = {"epsilon": value, "delta": self.given} if self.unknown == "epsilon" else {
+            "epsilon": self.given, "delta": value}
+        return AccountingResult(**pair, **fields)
+
+
+def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, time_budget: float | None,
+             relative_tolerance: float) -> AccountingResult:
+    """RDP answer, then (for ``accountant="pld"``) the adaptive PLD answer, memoised; see :func:`get_epsilon`."""
+    key = (query, schedule, accountant, relative_tolerance)
+    cached = _MEMO.get(key)
+    if cached is not None:
+        return cached
+    tuples = [segment.as_tuple() for segment in schedule]
+    rdp_value, order = query.rdp_answer(tuples)
+    rdp_result = query.result(rdp_value, accountant="rdp", requested_accountant=accountant, segments=schedule,
+                              rdp_order=order)
+    if accountant == "rdp":
+        _MEMO.put(key, rdp_result)
+        return rdp_result
+    total_steps = sum(segment.steps for segment in schedule)
+    scale = query.epsilon_scale(rdp_value)
+
+    def pld_value(spacing: float) -> float:
+        pld.check_grid_size(tuples, spacing, scale)
+        return query.pld_answer(tuples, spacing)
+
+    try:
+        answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance),
+                              tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
+    except pld.PLDUnavailableError as failure:
+        return _replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
+    if rdp_value < answer.value:
+        result = _replace(rdp_result,
+                          fallback_reason=f"RDP ({rdp_value:.6g}) was tighter than PLD ({answer.value:.6g})")
+    else:
+        result = query.result(answer.value, accountant="pld", requested_accountant=accountant, segments=schedule,
+                              pld_spacing=answer.spacing, discretization_error=answer.error_estimate)
+    _MEMO.put(key, result)
+    return result
 
 
 def get_epsilon(
@@ -259,40 +339,10 @@ def get_epsilon(
     tighter, or PLD would exceed ``time_budget`` seconds, the RDP bound is reported instead and
     ``accountant``/``fallback_reason`` say so.
     """
-    schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    _check_common(accountant, neighboring_relation, time_budget)
-    relative_tolerance = check_real("relative_tolerance", relative_tolerance, low=1e-6, high=0.1)
-    key = ("epsilon", schedule, delta, accountant, relative_tolerance)
-    cached = _MEMO.get(key)
-    if cached is not None:
-        return cached
-
-    tuples = [segment.as_tuple() for segment in schedule]
-    rdp_eps, order = rdp.epsilon_for_segments(tuples, delta)
-    rdp_result = AccountingResult(epsilon=rdp_eps, delta=delta, accountant="rdp", requested_accountant=accountant,
-                                  segments=schedule, rdp_order=order)
-    if accountant == "rdp":
-        _MEMO.put(key, rdp_result)
-        return rdp_result
-    total_steps = sum(segment.steps for segment in schedule)
-    try:
-        answer = pld.adaptive(
-            lambda spacing: pld.epsilon_at_spacing(tuples, delta, spacing),
-            spacing=pld.first_spacing(total_steps, rdp_eps, relative_tolerance),
-            tolerance=lambda value: relative_tolerance * value,
-            deadline=_deadline(time_budget),
-        )
-    except pld.OutOfTime:
-        return _replace(rdp_result, fallback_reason=_out_of_time_reason(time_budget))
-    if rdp_eps < answer.value:
-        result = _replace(rdp_result, fallback_reason=f"RDP ({rdp_eps:.6g}) was tighter than PLD ({answer.value:.6g})")
-    else:
-        result = AccountingResult(epsilon=answer.value, delta=delta, accountant="pld", requested_accountant=accountant,
-                                  segments=schedule, pld_spacing=answer.spacing,
-                                  discretization_error=answer.error_estimate)
-    _MEMO.put(key, result)
-    return result
+    schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
+    return _account(_Query("epsilon", delta), schedule,
+                    **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
 
 
 def get_delta(
@@ -312,40 +362,10 @@ def get_delta(
     The PLD spacing is refined until the estimated discretisation error of δ is below
     ``relative_tolerance`` × δ (or 1e-14 in absolute terms, the scale of PLD tail truncation).
     """
+    epsilon = check_real("epsilon", epsilon, low=0.0)
     schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
-    eps = check_real("epsilon", epsilon, low=0.0)
-    _check_common(accountant, neighboring_relation, time_budget)
-    relative_tolerance = check_real("relative_tolerance", relative_tolerance, low=1e-6, high=0.1)
-    key = ("delta", schedule, eps, accountant, relative_tolerance)
-    cached = _MEMO.get(key)
-    if cached is not None:
-        return cached
-
-    tuples = [segment.as_tuple() for segment in schedule]
-    rdp_delta, order = rdp.delta_for_segments(tuples, eps)
-    rdp_result = AccountingResult(epsilon=eps, delta=rdp_delta, accountant="rdp", requested_accountant=accountant,
-                                  segments=schedule, rdp_order=order)
-    if accountant == "rdp":
-        _MEMO.put(key, rdp_result)
-        return rdp_result
-    total_steps = sum(segment.steps for segment in schedule)
-    try:
-        answer = pld.adaptive(
-            lambda spacing: pld.delta_at_spacing(tuples, eps, spacing),
-            spacing=pld.first_spacing(total_steps, max(eps, 0.1), relative_tolerance),
-            tolerance=lambda value: max(relative_tolerance * value, 1e-14),
-            deadline=_deadline(time_budget),
-        )
-    except pld.OutOfTime:
-        return _replace(rdp_result, fallback_reason=_out_of_time_reason(time_budget))
-    if rdp_delta < answer.value:
-        result = _replace(rdp_result, fallback_reason=f"RDP ({rdp_delta:.6g}) was tighter than PLD ({answer.value:.6g})")
-    else:
-        result = AccountingResult(epsilon=eps, delta=min(answer.value, 1.0), accountant="pld",
-                                  requested_accountant=accountant, segments=schedule, pld_spacing=answer.spacing,
-                                  discretization_error=answer.error_estimate)
-    _MEMO.put(key, result)
-    return result
+    return _account(_Query("delta", epsilon), schedule,
+                    **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
 
 
 def _replace(result, **changes):
@@ -378,6 +398,7 @@ class _Problem:
         return rdp.epsilon_for_segments(self.schedule_at(x), self.target_delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
+        pld.check_grid_size(self.schedule_at(x), spacing, self.target_epsilon)
         return pld.epsilon_at_spacing(self.schedule_at(x), self.target_delta, spacing)
 
     def total_steps(self, x: float) -> int:
@@ -398,7 +419,7 @@ def _solve_rdp(problem: _Problem) -> Point:
                                           target_delta=problem.target_delta)
         steps = min(steps, int(problem.upper))
         if steps < 1:
-            raise NoBoundary(Point(1.0, problem.rdp_epsilon(1.0)))
+            raise NoBoundaryError(Point(1.0, problem.rdp_epsilon(1.0)))
         return Point(float(steps), problem.rdp_epsilon(float(steps)))
     found = find_boundary(problem.rdp_epsilon, target=problem.target_epsilon, increasing=problem.increasing,
                           start=problem.start, lower=problem.lower, upper=problem.upper, integer=problem.integer,
@@ -461,7 +482,7 @@ def _rdp_shaped_guess(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point
     scaled = dataclasses.replace(problem, target_epsilon=problem.target_epsilon * (1 - 1e-3) / ratio)
     try:
         return _solve_rdp(scaled).x
-    except NoBoundary:
+    except NoBoundaryError:
         return rdp_answer.x
 
 
@@ -497,7 +518,7 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
         return cached
     try:
         rdp_point = _solve_rdp(problem)
-    except NoBoundary as failure:
+    except NoBoundaryError as failure:
         raise ValueError(_infeasible_message(problem, failure.point)) from None
     rdp_result = CalibrationResult(parameter=problem.parameter, value=problem.as_value(rdp_point.x),
                                    epsilon=rdp_point.value,
@@ -511,8 +532,8 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     deadline = _deadline(time_budget)
     try:
         point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
-    except pld.OutOfTime:
-        return _replace(rdp_result, fallback_reason=_out_of_time_reason(time_budget))
+    except pld.PLDUnavailableError as failure:
+        return _replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
     if problem.better(point.x, rdp_point.x) == rdp_point.x:
         result = _replace(rdp_result, fallback_reason="RDP gave the better value here")
     else:

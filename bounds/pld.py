@@ -35,14 +35,36 @@ MAX_SPACING = 5e-2
 _KAPPA_GUESS = 1.0
 
 
-class OutOfTime(Exception):
-    """The PLD computation would exceed its time budget; the caller falls back to RDP."""
+#: Largest PLD grid we build (about 250 MB per array); beyond it the caller falls back to RDP.
+MAX_GRID_POINTS = 3 * 10**7
+
+
+class PLDUnavailableError(Exception):
+    """PLD cannot answer within its budget; the message says why, and the caller falls back to RDP."""
+
+
+class OutOfTimeError(PLDUnavailableError):
+    """The PLD computation would exceed its time budget."""
 
 
 def check_deadline(deadline: float | None) -> None:
-    """Raise :class:`OutOfTime` if the monotonic clock is past ``deadline``."""
+    """Raise :class:`OutOfTimeError` if the monotonic clock is past ``deadline``."""
     if deadline is not None and time.monotonic() > deadline:
-        raise OutOfTime
+        raise OutOfTimeError("PLD did not finish within its time budget")
+
+
+def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
+    """Refuse spacings whose PLD grids would be too large to build.
+
+    One step's privacy loss reaches about ``10/σ + 1/(2σ²)`` where dp-accounting truncates the
+    noise (mass e^-50 beyond ±10σ), and the composed distribution spans a few times ε; both are
+    divided by the spacing. Raises :class:`PLDUnavailableError` above :data:`MAX_GRID_POINTS`.
+    """
+    widest_step = max(10 / sigma + 1 / (2 * sigma**2) + 1 for _, sigma, _ in segments)
+    points = max(widest_step, 4 * epsilon_scale) / spacing
+    if points > MAX_GRID_POINTS:
+        raise PLDUnavailableError(f"PLD would need about {points:.2g} grid points at spacing {spacing:.2g} "
+                                  f"(limit {MAX_GRID_POINTS:.0e})")
 
 
 @functools.lru_cache(maxsize=16)
@@ -55,11 +77,30 @@ def _single_step(sample_rate: float, noise_multiplier: float, spacing: float):
     )
 
 
+_STAGED_COMPOSITION_FROM = 2**16
+_FIRST_STAGE = 64
+
+
+def _self_composed(single, steps: int):
+    """``single`` composed ``steps`` times.
+
+    For many steps this is done in two stages, (PLD^64)^(steps // 64) then the remainder:
+    dp-accounting's sparse PMF evaluates ``size ** steps`` as an exact integer before composing
+    (seconds at 1e7 steps, unbounded at 1e9). The result is the same distribution; each stage
+    truncates at most 1e-15 of tail mass, pessimistically.
+    """
+    if steps <= _STAGED_COMPOSITION_FROM:
+        return single.self_compose(steps)
+    blocks, rest = divmod(steps, _FIRST_STAGE)
+    result = single.self_compose(_FIRST_STAGE).self_compose(blocks)
+    return result if rest == 0 else result.compose(single.self_compose(rest))
+
+
 def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float):
     """PLD of the composition of segments ``(sample_rate, noise_multiplier, steps)`` at ``spacing``."""
     total = None
     for sample_rate, noise_multiplier, steps in segments:
-        part = _single_step(float(sample_rate), float(noise_multiplier), float(spacing)).self_compose(int(steps))
+        part = _self_composed(_single_step(float(sample_rate), float(noise_multiplier), float(spacing)), int(steps))
         total = part if total is None else total.compose(part)
     return total
 
@@ -106,7 +147,7 @@ def adaptive(
 
     Starts with the pair (2h, h); while the estimated error of the finer value exceeds
     ``tolerance(value)``, shrinks h by the factor the quadratic model asks for (between 0.1 and 0.5)
-    and re-estimates from the last pair. Raises :class:`OutOfTime` past the deadline.
+    and re-estimates from the last pair. Raises :class:`OutOfTimeError` past the deadline.
     """
     check_deadline(deadline)
     coarse_spacing, coarse = min(2 * spacing, MAX_SPACING), evaluate(min(2 * spacing, MAX_SPACING))

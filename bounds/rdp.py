@@ -49,9 +49,9 @@ _SQRT2 = math.sqrt(2.0)
 
 @functools.lru_cache(maxsize=16)
 def _binomial_layout(orders: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Padded (orders × (max α + 1)) arrays of k, α and log C(α, k); entries with k > α are -inf."""
+    """Padded (orders × max α - 1) arrays of k = 2 … α, α and log C(α, k); padding has log C = -inf."""
     alphas = np.asarray(orders, dtype=float)[:, None]
-    k = np.arange(int(max(orders)) + 1, dtype=float)[None, :]
+    k = np.arange(2, int(max(orders)) + 1, dtype=float)[None, :]
     k, alphas = np.broadcast_arrays(k, alphas)
     with np.errstate(invalid="ignore"):
         log_binom = special.gammaln(alphas + 1) - special.gammaln(k + 1) - special.gammaln(alphas - k + 1)
@@ -59,33 +59,21 @@ def _binomial_layout(orders: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, n
     return k.copy(), alphas.copy(), log_binom
 
 
-def _log_sum_exp_rows(log_terms: np.ndarray, signs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise ``log |Σ_j s_j exp(x_j)|`` and the sign of the sum, with ``-inf`` entries ignored.
-
-    The largest term is taken out and the rest enters through ``log1p``, so a sum like
-    ``1 + 1e-12`` keeps its digits (RDP values of 1e-11 are common at small sample rates).
-    """
-    rows = np.arange(log_terms.shape[0])
-    top = np.argmax(log_terms, axis=1)
-    peak = log_terms[rows, top]
-    scaled = np.exp(log_terms - peak[:, None])
-    if signs is None:
-        signs = np.ones_like(scaled)
-    top_sign = signs[rows, top]
-    scaled[rows, top] = 0.0
-    rest = (signs * scaled).sum(axis=1) * top_sign
-    with np.errstate(invalid="ignore", divide="ignore"):
-        magnitude = peak + np.log1p(rest)
-    total_sign = np.where(rest > -1.0, top_sign, -top_sign)
-    return magnitude, total_sign
+def _log_expm1(x: np.ndarray) -> np.ndarray:
+    """log(e^x - 1) for x > 0 without overflow or loss of digits."""
+    with np.errstate(over="ignore"):
+        return np.where(x > 30, x + np.log1p(-np.exp(-np.minimum(x, 700))), np.log(np.expm1(np.minimum(x, 30))))
 
 
 def _log_a_integer(q: float, sigma: float, orders: tuple[int, ...]) -> np.ndarray:
     """``log A_α`` for integer α ≥ 2 (damaskinos_dpscd.md §4.3 F1):
     ``A_α = Σ_k C(α,k) (1-q)^{α-k} q^k exp((k² - k) / (2σ²))``.
 
-    Small and large orders are padded separately, so the large orders (128 … 1024) do not make
-    every row 1025 terms long.
+    Since ``Σ_k C(α,k) (1-q)^{α-k} q^k = 1`` and the k = 0, 1 terms have exponent 0, the excess
+    ``A_α - 1 = Σ_{k≥2} C(α,k) (1-q)^{α-k} q^k (e^{(k²-k)/(2σ²)} - 1)`` is a sum of positive terms:
+    computed in log space and added to 1 with ``log1p``, ``log A_α`` keeps its digits even at 1e-20
+    (sample rates of 1e-7), where summing ``A_α`` itself would round to exactly 1. Small and large
+    orders are padded separately, so the large orders (128 … 1024) do not widen every row.
     """
     result = np.empty(len(orders))
     alphas = np.asarray(orders)
@@ -93,9 +81,27 @@ def _log_a_integer(q: float, sigma: float, orders: tuple[int, ...]) -> np.ndarra
         if not group.any():
             continue
         k, alpha, log_binom = _binomial_layout(tuple(int(a) for a in alphas[group]))
-        terms = log_binom + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
-        result[group] = _log_sum_exp_rows(terms)[0]
+        terms = (log_binom + k * math.log(q) + (alpha - k) * math.log1p(-q)
+                 + _log_expm1((k * k - k) / (2 * sigma**2)))
+        peak = terms.max(axis=1)
+        log_excess = peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1))
+        result[group] = np.logaddexp(0.0, log_excess)
     return result
+
+
+def _log_a_chord(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    """Upper bound on ``log A_α`` from the integer orders around α.
+
+    ``log A_α = log E_{μ0}[e^{α log(μ/μ0)}]`` is a cumulant generating function, hence convex in α,
+    with ``log A_1 = 0``; so it lies below the chord between ⌊α⌋ and ⌊α⌋ + 1.
+    """
+    below = np.floor(alphas)
+    needed = tuple(sorted({int(a) for a in np.concatenate((below, below + 1)) if a >= 2}))
+    known = dict(zip(needed, _log_a_integer(q, sigma, needed), strict=True)) if needed else {}
+    known[1] = 0.0
+    low = np.array([known[int(a)] for a in below])
+    high = np.array([known[int(a) + 1] for a in below])
+    return (below + 1 - alphas) * low + (alphas - below) * high
 
 
 def _log_erfc(x: np.ndarray) -> np.ndarray:
@@ -166,9 +172,10 @@ def _log_a_fractional(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     The series stops, as dp-accounting's does, once both halves decrease and the new terms are
     below ``e^-30`` times the running total. Terms decay only polynomially when q is large and σ
     small, so chunks double up to 2^17 terms (dp-accounting stops at 1000 and drops the order,
-    which makes ε jump as σ changes); an order still unconverged gets ``inf`` (dropping an order
-    can only raise ε). If the signed sum is not positive or has lost more than 1e-6 of relative
-    accuracy in ``log A_α`` to cancellation, the absolute-value sum (an upper bound) is used.
+    which makes ε jump as σ changes). Where the series has not converged, or its sum is not
+    positive, or rounding could cost more than 1e-6 of relative accuracy in ``log A_α`` (values
+    below ~1e-8, where ``A_α`` is 1 to double precision), the convexity chord between the integer
+    orders around α (:func:`_log_a_chord`), an upper bound, is used instead.
     """
     n = alphas.size
     sums = _StreamingLogSum(n)
@@ -200,8 +207,10 @@ def _log_a_fractional(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     # Rounding error of the signed sum relative to A: ~ (number of terms) * eps * (|terms| / sum).
     with np.errstate(over="ignore", invalid="ignore"):
         rounding = sums.count * np.finfo(float).eps * np.exp(np.minimum(log_abs - log_signed, 700.0))
-        accurate = positive & (log_signed > 0) & (rounding <= 1e-6 * log_signed)
-    return np.where(converged, np.where(accurate, log_signed, log_abs), np.inf)
+        accurate = converged & positive & (log_signed > 0) & (rounding <= 1e-6 * log_signed)
+    if accurate.all():
+        return log_signed
+    return np.where(accurate, log_signed, _log_a_chord(q, sigma, alphas))
 
 
 def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=RDP_ORDERS) -> np.ndarray:
@@ -319,13 +328,17 @@ def max_steps_for_epsilon(*, sample_rate: float, noise_multiplier: float, target
     in T, so ``T_α = floor((ε - c(α)) / R(α))`` and the answer is ``max_α T_α`` (0 if none)."""
     grid = np.asarray(orders, dtype=float)
     r = rdp_poisson_gaussian(sample_rate=sample_rate, noise_multiplier=noise_multiplier, orders=grid)
-    conversion = np.where(grid > 1.01, np.log1p(-1 / grid) - (math.log(target_delta) + np.log(grid)) / (grid - 1), np.inf)
+    conversion = np.where(grid > 1.01,
+                          np.log1p(-1 / grid) - (math.log(target_delta) + np.log(grid)) / (grid - 1), np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_order = np.floor((target_epsilon - conversion) / r)
     per_order = np.where(np.isfinite(per_order) & (per_order > 0), per_order, 0)
     steps = int(per_order.max())
     # Guard against rounding at the boundary: the returned T must satisfy the target.
-    while steps > 0 and epsilon_for_segments([(sample_rate, noise_multiplier, steps)], target_delta, orders)[0] > target_epsilon:
+    def epsilon_after(t: int) -> float:
+        return epsilon_for_segments([(sample_rate, noise_multiplier, t)], target_delta, orders)[0]
+
+    while steps > 0 and epsilon_after(steps) > target_epsilon:
         steps -= 1
     return steps
 

@@ -26,7 +26,7 @@ class Point:
     value: float
 
 
-class NoBoundary(Exception):
+class NoBoundaryError(Exception):
     """The curve does not cross the target inside ``[lower, upper]``; carries the last point."""
 
     def __init__(self, point: Point):
@@ -81,7 +81,7 @@ def find_boundary(
     ``ftol·target`` of the target (continuous ``x`` only), when the bracket is narrower than
     ``xtol`` in ``log x`` or has no grid point inside, or when the safe end is pinned at a bound.
     ``before_evaluation`` runs before each evaluation (deadline checks). Raises
-    :class:`NoBoundary` if no safe point is found.
+    :class:`NoBoundaryError` if no safe point is found.
     """
     direction = 1.0 if increasing else -1.0  # moving x up moves ε in this direction
     aim = target * (1 - ftol / 2) if not integer else target
@@ -164,7 +164,7 @@ def find_boundary(
             break  # pinned at a bound and still unsafe
         x = next_x
     if state["safe"] is None:
-        raise NoBoundary(points[-1])
+        raise NoBoundaryError(points[-1])
     return Boundary(safe=state["safe"], unsafe=state["unsafe"], points=tuple(points), evaluations=evaluations)
 
 

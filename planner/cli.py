@@ -44,7 +44,8 @@ def _add_schedule_options(parser: argparse.ArgumentParser) -> None:
                         help="noise std / clipping norm")
     parser.add_argument("--steps", "--rounds", type=float, dest="steps", help="number of steps (rounds) T")
     parser.add_argument("--schedule", metavar="FILE",
-                        help="CSV or JSON file of segments (sample_rate, noise_multiplier, steps) instead of the three values")
+                        help="CSV or JSON file of segments (sample_rate, noise_multiplier, steps) "
+                             "instead of the three values")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--target-epsilon", type=float, required=True)
         sub.add_argument("--target-delta", type=float, required=True)
         if "sample_rate" in needs:
-            sub.add_argument("--sample-rate", "--sampling-probability", "-q", type=float, dest="sample_rate", required=True)
+            sub.add_argument("--sample-rate", "--sampling-probability", "-q", type=float, dest="sample_rate",
+                             required=True)
         if "noise_multiplier" in needs:
             sub.add_argument("--noise-multiplier", "--sigma", type=float, dest="noise_multiplier", required=True)
         if "steps" in needs:
@@ -90,7 +92,8 @@ def _schedule_arguments(args: argparse.Namespace) -> dict:
         return {"segments": load_schedule(args.schedule)}
     missing = [f"--{name.replace('_', '-')}" for name, value in singles.items() if value is None]
     if missing:
-        raise ValueError(f"give --schedule FILE or all of --sample-rate, --noise-multiplier, --steps (missing {', '.join(missing)})")
+        raise ValueError("give --schedule FILE or all of --sample-rate, --noise-multiplier, --steps "
+                         f"(missing {', '.join(missing)})")
     return singles
 
 

@@ -51,7 +51,8 @@ def _read_csv(path: Path) -> list[dict]:
         header = [name.strip() for name in (reader.fieldnames or [])]
         missing = [column for column in COLUMNS if column not in header]
         if missing:
-            raise ValueError(f"{path.name}: header must name the columns {', '.join(COLUMNS)}; missing {', '.join(missing)}")
+            raise ValueError(f"{path.name}: header must name the columns {', '.join(COLUMNS)}; "
+                             f"missing {', '.join(missing)}")
         rows = []
         for number, raw in enumerate(reader, start=1):
             row = {key.strip(): (value or "").strip() for key, value in raw.items() if key is not None}

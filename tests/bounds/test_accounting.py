@@ -73,7 +73,8 @@ def test_delta_for_epsilon():
     (1.0, 0.1, 1_000, 11.87),
 ])
 def test_noise_calibration_grid_matches_dp_accounting(target, q, steps, anchor_sigma):
-    result = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=q, steps=steps)
+    result = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=q,
+                                                   steps=steps)
     assert result.accountant == "pld"
     assert result.value == pytest.approx(anchor_sigma, rel=5e-3)
     assert result.epsilon <= target
@@ -97,7 +98,8 @@ def test_steps_calibration_beats_the_anchor():
 
 def test_sample_rate_calibration():
     # anchors.md §2.4: max q with ε ≤ 2 (T = 1e4, σ = 1.1) is 0.0039763 under RDP.
-    result = accounting.calibrate_sample_rate(target_epsilon=2.0, target_delta=DELTA, noise_multiplier=1.1, steps=10_000)
+    result = accounting.calibrate_sample_rate(target_epsilon=2.0, target_delta=DELTA, noise_multiplier=1.1,
+                                              steps=10_000)
     assert 0.0039763 <= result.rdp_value <= 0.0039763 * (1 + 5e-5)  # anchor printed to 5 digits
     assert result.value > result.rdp_value
     assert result.epsilon <= 2.0
@@ -157,7 +159,8 @@ def test_rdp_noise_calibration_meets_the_target_and_is_minimal(target, q, steps)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(target=st.floats(0.5, 10.0), q=st.floats(1e-3, 0.2), steps=st.integers(10, 20_000))
 def test_pld_noise_calibration_meets_the_target(target, q, steps):
-    result = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=q, steps=steps)
+    result = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=q,
+                                                   steps=steps)
     assert result.epsilon <= target
     if result.accountant == "pld":
         assert recheck_at_half_spacing(result) <= target
@@ -224,7 +227,8 @@ def test_bad_schedules():
 
 
 @pytest.mark.parametrize("function, changes, message", [
-    (accounting.calibrate_noise_multiplier, dict(target_epsilon=0.0), r"target_epsilon must be a real number in \(0, inf\)"),
+    (accounting.calibrate_noise_multiplier, dict(target_epsilon=0.0),
+     r"target_epsilon must be a real number in \(0, inf\)"),
     (accounting.calibrate_noise_multiplier, dict(target_delta=2.0), r"target_delta must be a real number in \(0, 1\)"),
     (accounting.calibrate_noise_multiplier, dict(sample_rate=-0.1), r"sample_rate"),
     (accounting.calibrate_steps, dict(noise_multiplier=0.0), r"noise_multiplier"),
@@ -249,3 +253,13 @@ def test_any_garbage_is_a_value_error_or_a_valid_answer(value):
         except ValueError:
             continue
         assert math.isfinite(result.epsilon) and result.epsilon >= 0
+
+
+def test_extreme_inputs_fall_back_instead_of_exhausting_memory():
+    # 1e9 steps would need a PLD grid of ~1e8 points: RDP answers, and says why.
+    result = accounting.get_epsilon(sample_rate=1e-3, noise_multiplier=1.0, steps=10**9, delta=DELTA)
+    assert result.accountant == "rdp" and "grid points" in result.fallback_reason
+    assert math.isfinite(result.epsilon)
+    capped = accounting.calibrate_steps(target_epsilon=1.0, target_delta=DELTA, sample_rate=1e-7,
+                                        noise_multiplier=5.0, max_steps=10**9)
+    assert capped.value == 10**9 and capped.epsilon <= 1.0

@@ -73,7 +73,7 @@ def test_delta_at_spacing_is_consistent_with_epsilon():
 
 
 def test_adaptive_stops_at_the_deadline():
-    with pytest.raises(pld.OutOfTime):
+    with pytest.raises(pld.OutOfTimeError):
         pld.adaptive(lambda h: 1.0 + h, spacing=1e-3, tolerance=lambda value: 0.0, deadline=0.0)
 
 
@@ -88,3 +88,27 @@ def test_adaptive_refines_until_the_model_error_is_small():
     assert answer.value - 2.0 <= 1e-4 * answer.value
     assert answer.error_estimate == pytest.approx(answer.value - 2.0, rel=1e-6)
     assert len(calls) <= 5
+
+
+def test_staged_composition_equals_one_shot_and_stays_pessimistic():
+    # ERRATA ACC-4: many steps are composed as (PLD^64)^(T // 64) ∘ PLD^(T % 64).
+    from dp_accounting.pld import privacy_loss_distribution
+
+    for q, sigma, steps, spacing in [(0.1, 120.0, 100_000, 1e-4), (0.01, 2.0, 70_001, 2e-4)]:
+        one_shot = privacy_loss_distribution.from_gaussian_mechanism(
+            standard_deviation=sigma, sampling_prob=q, value_discretization_interval=spacing,
+        ).self_compose(steps).get_epsilon_for_delta(1e-5)
+        staged = pld.epsilon_at_spacing([(q, sigma, steps)], 1e-5, spacing)
+        assert one_shot <= staged <= one_shot * (1 + 1e-7)
+
+
+def test_a_billion_steps_of_a_tiny_sample_rate():
+    # A 3-point sparse PMF: dp-accounting alone would evaluate 3 ** 1e9 as an integer first.
+    # Staged differently by hand, (PLD^1000)^(10^6), the distribution must be the same.
+    from dp_accounting.pld import privacy_loss_distribution
+
+    epsilon = pld.epsilon_at_spacing([(1e-7, 5.0, 10**9)], 1e-5, 1e-4)
+    single = privacy_loss_distribution.from_gaussian_mechanism(standard_deviation=5.0, sampling_prob=1e-7,
+                                                               value_discretization_interval=1e-4)
+    by_hand = single.self_compose(1000).self_compose(10**6).get_epsilon_for_delta(1e-5)
+    assert epsilon == pytest.approx(by_hand, rel=1e-6)

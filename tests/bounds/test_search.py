@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds.search import NoBoundary, Point, find_boundary
+from bounds.search import NoBoundaryError, Point, find_boundary
 
 
 def counting(function):
@@ -76,18 +76,18 @@ def test_safe_end_pinned_at_the_upper_bound():
 
 
 def test_no_safe_point_raises():
-    with pytest.raises(NoBoundary) as failure:
+    with pytest.raises(NoBoundaryError) as failure:
         find_boundary(lambda t: 5.0 + t, target=2.0, increasing=True, start=10, lower=1, upper=1e9, integer=True)
     assert failure.value.point.x == 1.0
 
 
 def test_before_evaluation_can_stop_the_search():
-    class Stop(Exception):
+    class StopError(Exception):
         pass
 
     def stop():
-        raise Stop
+        raise StopError
 
-    with pytest.raises(Stop):
+    with pytest.raises(StopError):
         find_boundary(lambda x: x, target=1.0, increasing=True, start=0.5, lower=1e-3, upper=10,
                       before_evaluation=stop)

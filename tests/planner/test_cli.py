@@ -1,0 +1,109 @@
+"""The fedplan command line: JSON keys, readable tables, one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from planner import cli
+
+REFERENCE = ["--sample-rate", "0.01", "--noise-multiplier", "1.1", "--steps", "10000", "--delta", "1e-5"]
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_epsilon_json(capsys):
+    code, out, _ = run(capsys, "epsilon", *REFERENCE, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {"epsilon", "delta", "accountant"} <= set(data)
+    assert data["accountant"] == "pld" and 5.1919 <= data["epsilon"] <= 5.1926 * 1.001
+    assert data["neighboring_relation"] == "add_or_remove_one" and data["sampling"] == "poisson"
+
+
+def test_epsilon_rdp_table(capsys):
+    code, out, _ = run(capsys, "epsilon", *REFERENCE, "--accountant", "rdp")
+    assert code == 0
+    assert "epsilon" in out and "5.63199" in out and "Poisson sampling" in out
+
+
+def test_delta(capsys):
+    code, out, _ = run(capsys, "delta", "--sample-rate", "0.01", "--noise-multiplier", "1.1", "--steps", "1e4",
+                       "--epsilon", "1", "--accountant", "rdp", "--json")
+    assert code == 0 and json.loads(out)["delta"] == pytest.approx(0.32709, abs=1e-5)
+
+
+@pytest.mark.parametrize("argv, key", [
+    (["calibrate", "noise", "--target-epsilon", "1", "--target-delta", "1e-5", "--sample-rate", "0.01",
+      "--steps", "10000"], "noise_multiplier"),
+    (["calibrate", "steps", "--target-epsilon", "8", "--target-delta", "1e-5", "--sample-rate", "0.01",
+      "--noise-multiplier", "1.1", "--accountant", "rdp"], "steps"),
+    (["calibrate", "sample-rate", "--target-epsilon", "2", "--target-delta", "1e-5", "--noise-multiplier", "1.1",
+      "--steps", "10000", "--accountant", "rdp"], "sample_rate"),
+])
+def test_calibrate_json_carries_the_value_and_the_achieved_epsilon(capsys, argv, key):
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data[key] == data["value"] and data["epsilon"] <= data["target_epsilon"]
+    if key == "steps":
+        assert data["steps"] == 18_503
+
+
+def test_schedule_files(capsys, tmp_path):
+    csv_file = tmp_path / "schedule.csv"
+    csv_file.write_text("steps,sample_rate,noise_multiplier\n5000,0.01,1.1\n5000,0.01,1.1\n")
+    json_file = tmp_path / "schedule.json"
+    json_file.write_text(json.dumps({"segments": [{"sample_rate": 0.01, "noise_multiplier": 1.1, "steps": 10000}]}))
+    results = []
+    for path in (csv_file, json_file):
+        code, out, _ = run(capsys, "epsilon", "--schedule", str(path), "--delta", "1e-5", "--accountant", "rdp",
+                           "--json")
+        assert code == 0
+        results.append(json.loads(out)["epsilon"])
+    assert results[0] == pytest.approx(results[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["epsilon", "--sample-rate", "1.5", "--noise-multiplier", "1", "--steps", "10", "--delta", "1e-5"],
+     "sample_rate must be a real number in (0, 1]; got 1.5"),
+    (["epsilon", "--sample-rate", "abc"], "invalid float value: 'abc'"),
+    (["epsilon", "--sample-rate", "0.1", "--delta", "1e-5"], "missing --noise-multiplier, --steps"),
+    (["epsilon", "--schedule", "missing.csv", "--delta", "1e-5"], "does not exist"),
+    (["epsilon", "--schedule", "x.csv", "--steps", "3", "--delta", "1e-5"], "cannot be combined with --steps"),
+    (["epsilon", *REFERENCE[:-2], "--delta", "0"], "delta must be a real number in (0, 1)"),
+    (["epsilon", *REFERENCE, "--accountant", "prv"], "invalid choice: 'prv'"),
+    (["calibrate", "noise", "--target-epsilon", "-1", "--target-delta", "1e-5", "--sample-rate", "0.01",
+      "--steps", "100"], "target_epsilon must be a real number in (0, inf)"),
+    (["calibrate", "steps", "--target-epsilon", "0.001", "--target-delta", "1e-5", "--sample-rate", "0.5",
+      "--noise-multiplier", "0.5"], "cannot be met"),
+    (["calibrate"], "required"),
+    ([], "required"),
+])
+def test_bad_input_is_one_line_with_exit_code_2(capsys, argv, fragment):
+    try:  # argparse usage errors exit through SystemExit, validation errors return 2
+        code = cli.main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in captured.err
+
+
+def test_installed_console_script_reports_errors_without_traceback():
+    done = subprocess.run(["fedplan", "epsilon", "--sample-rate", "2", "--noise-multiplier", "1", "--steps", "5",
+                           "--delta", "1e-5"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "fedplan: error: sample_rate must be a real number in (0, 1]; got 2"
+    done = subprocess.run([sys.executable, "-m", "planner.cli", "epsilon", *REFERENCE, "--accountant", "rdp",
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and json.loads(done.stdout)["accountant"] == "rdp"
