@@ -13,8 +13,8 @@ order. Two accountants are offered:
 
 * ``"pld"`` (default): dp-accounting's pessimistic connect-the-dots privacy-loss distribution,
   with the spacing chosen by Richardson control (:mod:`bounds.pld`) so that the reported ε is
-  within 0.1 % of the tight value; it falls back to RDP if it would exceed its time budget and
-  says so in ``fallback_reason``.
+  within 0.1 % of the tight value; it falls back to RDP if it would exceed its time budget or
+  need an unreasonably fine grid, and says so in ``fallback_reason``.
 * ``"rdp"``: Rényi DP over the dp-accounting/Opacus order grid with the improved conversion
   (:mod:`bounds.rdp`), a looser but very fast bound.
 
@@ -66,7 +66,8 @@ class Segment:
         object.__setattr__(self, "sample_rate",
                            check_real("sample_rate", self.sample_rate, low=0.0, high=1.0, low_open=True))
         object.__setattr__(self, "noise_multiplier",
-                           check_real("noise_multiplier", self.noise_multiplier, low=0.0, low_open=True))
+                           check_real("noise_multiplier", self.noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER,
+                                      high=rdp.MAX_NOISE_MULTIPLIER))
         object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=MAX_STEPS))
 
     def as_tuple(self) -> tuple[float, float, int]:
@@ -308,9 +309,9 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
         answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance),
                               tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
     except pld.PLDUnavailableError as failure:
-        return _replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
+        return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
     if rdp_value < answer.value:
-        result = _replace(rdp_result,
+        result = dataclasses.replace(rdp_result,
                           fallback_reason=f"RDP ({rdp_value:.6g}) was tighter than PLD ({answer.value:.6g})")
     else:
         result = query.result(answer.value, accountant="pld", requested_accountant=accountant, segments=schedule,
@@ -368,12 +369,6 @@ def get_delta(
                     **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
 
 
-def _replace(result, **changes):
-    values = {name: getattr(result, name) for name in result.__dataclass_fields__}
-    values.update(changes)
-    return type(result)(**values)
-
-
 # --------------------------------------------------------------------------------------------
 # Calibration
 # --------------------------------------------------------------------------------------------
@@ -423,7 +418,7 @@ def _solve_rdp(problem: _Problem) -> Point:
         return Point(float(steps), problem.rdp_epsilon(float(steps)))
     found = find_boundary(problem.rdp_epsilon, target=problem.target_epsilon, increasing=problem.increasing,
                           start=problem.start, lower=problem.lower, upper=problem.upper, integer=problem.integer,
-                          digits=CALIBRATION_DIGITS, first_step=1.0, ftol=1e-6, xtol=1e-7)
+                          digits=CALIBRATION_DIGITS, first_step=1.0, ftol=1e-5, xtol=1e-7)
     return found.safe
 
 
@@ -533,9 +528,9 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     try:
         point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
     except pld.PLDUnavailableError as failure:
-        return _replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
+        return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
     if problem.better(point.x, rdp_point.x) == rdp_point.x:
-        result = _replace(rdp_result, fallback_reason="RDP gave the better value here")
+        result = dataclasses.replace(rdp_result, fallback_reason="RDP gave the better value here")
     else:
         result = CalibrationResult(parameter=problem.parameter, value=problem.as_value(point.x), epsilon=point.value,
                                    target_epsilon=problem.target_epsilon, target_delta=problem.target_delta,

@@ -35,8 +35,9 @@ MAX_SPACING = 5e-2
 _KAPPA_GUESS = 1.0
 
 
-#: Largest PLD grid we build (about 250 MB per array); beyond it the caller falls back to RDP.
-MAX_GRID_POINTS = 3 * 10**7
+#: Largest PLD grid we build: dp-accounting builds a one-step PLD at roughly 6 µs per point, so
+#: this keeps one evaluation to tens of seconds (the grid of anchors.md §2.3 needs < 2e5 points).
+MAX_GRID_POINTS = 5 * 10**6
 
 
 class PLDUnavailableError(Exception):

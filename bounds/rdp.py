@@ -41,10 +41,13 @@ RDP_ORDERS: tuple[float, ...] = tuple(
 #: the Damaskinos thesis code (damaskinos_dpscd.md §4.2): λ = 1 … 128, i.e. RDP orders 2 … 129.
 MOMENTS_ACCOUNTANT_MAX_LAMBDA = 128
 
+#: Noise multipliers accepted: below 1e-3 ε is astronomically large (σ² underflows near 1e-154),
+#: above 1e8 nothing is gained; no useful schedule comes near either end.
+MIN_NOISE_MULTIPLIER = 1e-3
+MAX_NOISE_MULTIPLIER = 1e8
+
 _MAX_SERIES_TERMS = 2**17  # an order whose series has not converged by then is dropped
 _SERIES_CHUNK = 64
-_LOG_HALF = math.log(0.5)
-_SQRT2 = math.sqrt(2.0)
 
 
 @functools.lru_cache(maxsize=16)
@@ -104,10 +107,6 @@ def _log_a_chord(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     return (below + 1 - alphas) * low + (alphas - below) * high
 
 
-def _log_erfc(x: np.ndarray) -> np.ndarray:
-    return math.log(2.0) + special.log_ndtr(-x * _SQRT2)
-
-
 def _series_terms(q: float, sigma: float, alphas: np.ndarray, i: np.ndarray):
     """Log-magnitudes of the two halves of the fractional-order series and the binomial sign."""
     j = alphas[:, None] - i[None, :]
@@ -116,10 +115,9 @@ def _series_terms(q: float, sigma: float, alphas: np.ndarray, i: np.ndarray):
     sign = special.gammasgn(j + 1)
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
     log_q, log_1mq = math.log(q), math.log1p(-q)
-    s0 = (log_binom + ii * log_q + j * log_1mq + (ii * ii - ii) / (2 * sigma**2)
-          + _LOG_HALF + _log_erfc((ii - z0) / (_SQRT2 * sigma)))
-    s1 = (log_binom + j * log_q + ii * log_1mq + (j * j - j) / (2 * sigma**2)
-          + _LOG_HALF + _log_erfc((z0 - j) / (_SQRT2 * sigma)))
+    # ½ erfc(y) = Φ(-√2 y): one log_ndtr call, so a factor ≈ 1 keeps its digits (log ½ + log 2 would not).
+    s0 = log_binom + ii * log_q + j * log_1mq + (ii * ii - ii) / (2 * sigma**2) + special.log_ndtr((z0 - ii) / sigma)
+    s1 = log_binom + j * log_q + ii * log_1mq + (j * j - j) / (2 * sigma**2) + special.log_ndtr((j - z0) / sigma)
     return s0, s1, sign
 
 
@@ -141,8 +139,8 @@ class _StreamingLogSum:
         top = np.argmax(terms, axis=1)
         chunk_peak = terms[np.arange(rows.size), top]
         new_peak = chunk_peak > self.peak[rows]
-        with np.errstate(invalid="ignore"):
-            scale = np.where(new_peak, np.exp(self.peak[rows] - chunk_peak), 1.0)
+        with np.errstate(invalid="ignore"):  # -inf - -inf where a row has no terms yet
+            scale = np.where(new_peak, np.exp(np.minimum(self.peak[rows] - chunk_peak, 0.0)), 1.0)
         scale = np.where(np.isnan(scale), 0.0, scale)
         old_peak_weight = np.where(new_peak & np.isfinite(self.peak[rows]), scale, 0.0)
         self.rest_signed[rows] = self.rest_signed[rows] * scale + self.peak_sign[rows] * old_peak_weight
@@ -155,8 +153,16 @@ class _StreamingLogSum:
         self.rest_abs[rows] += scaled.sum(axis=1)
         self.count[rows] += np.isfinite(terms).sum(axis=1)
 
-    def log_abs_sum(self) -> np.ndarray:
-        return self.peak + np.log1p(self.rest_abs)
+    def rounding_bound(self) -> np.ndarray:
+        """Bound on the absolute rounding error of the log of the signed sum.
+
+        The peak's log and the final addition carry ε_mach·|peak| each; the rest, summed relative
+        to the peak with pairwise sums, carries ε_mach·log2(terms)·Σ|rest|, plus ε_mach·|log term| for
+        each term's own logarithm (built from pieces such as i·log q, up to ~50 in size). When
+        A ≈ 1 these are small numbers (q·α), not 1, so log A ~ 1e-13 is still resolved.
+        """
+        log_terms = np.log2(np.maximum(self.count, 2.0))
+        return np.finfo(float).eps * (2 * np.abs(self.peak) + self.rest_abs * (log_terms + 50))
 
     def log_signed_sum(self) -> tuple[np.ndarray, np.ndarray]:
         """(log of the signed sum, whether it is positive with a positive peak, the only case we trust)."""
@@ -169,48 +175,62 @@ def _log_a_fractional(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     """``log A_α`` for fractional α by the series of Mironov, Talwar, Zhang (2019) §3.3
     (damaskinos_dpscd.md §4.3 F5), summed with the signs of the generalised binomials.
 
-    The series stops, as dp-accounting's does, once both halves decrease and the new terms are
-    below ``e^-30`` times the running total. Terms decay only polynomially when q is large and σ
-    small, so chunks double up to 2^17 terms (dp-accounting stops at 1000 and drops the order,
-    which makes ε jump as σ changes). Where the series has not converged, or its sum is not
-    positive, or rounding could cost more than 1e-6 of relative accuracy in ``log A_α`` (values
-    below ~1e-8, where ``A_α`` is 1 to double precision), the convexity chord between the integer
-    orders around α (:func:`_log_a_chord`), an upper bound, is used instead.
+    Stopping: dp-accounting stops once a term is below e^-30 times ``A``, but what matters is
+    ``log A ≈ A - 1``, which can be 1e-13 while ``A ≈ 1`` (the rule then loses 3e-7 of it, checked
+    against 40-digit quadrature). The terms fall until ``i ≈ z0 = σ² ln(1/q - 1) + 1/2``, then form
+    an alternating plateau that decays polynomially (slowly when q is large and σ small). So the
+    first 64 terms are always summed to estimate ``L = log A``, and the series stops at the first
+    ``i > α + 1`` where both halves decrease and a bound on the rest (twice the term on the
+    alternating plateau, ``10 (z0 - i + 2)`` times it before) is below ``e^-21 A L``, i.e. 1e-9 of
+    ``log A``. Chunks double up to 2^17 terms (dp-accounting stops at 1000 and
+    drops the order, which makes ε jump as σ changes). The result is the smaller of two upper
+    bounds: the series sum plus its rounding bound (when the series converged to a positive sum),
+    and the convexity chord between the integer orders around α (:func:`_log_a_chord`), which
+    takes over where ``L`` is too small for double precision (sample rates around 1e-7).
     """
     n = alphas.size
     sums = _StreamingLogSum(n)
-    converged = np.zeros(n, dtype=bool)
-    running = np.full(n, -np.inf)
+    done = np.zeros(n, dtype=bool)
     last0 = np.full(n, -np.inf)
     last1 = np.full(n, -np.inf)
+    z0 = sigma**2 * math.log(1 / q - 1) + 0.5
     active = np.arange(n)
     start, chunk = 0, _SERIES_CHUNK
     while active.size and start < _MAX_SERIES_TERMS:
         i = np.arange(start, min(start + chunk, _MAX_SERIES_TERMS), dtype=float)
         s0, s1, sign = _series_terms(q, sigma, alphas[active], i)
-        total = np.logaddexp(np.logaddexp.accumulate(np.logaddexp(s0, s1), axis=1), running[active, None])
-        previous0 = np.concatenate((last0[active, None], s0[:, :-1]), axis=1)
-        previous1 = np.concatenate((last1[active, None], s1[:, :-1]), axis=1)
-        stops = (s0 < previous0) & (s1 < previous1) & (np.maximum(s0, s1) < total - 30)
-        hit = stops.any(axis=1)
-        first_stop = np.where(hit, np.argmax(stops, axis=1), i.size - 1)
-        beyond = np.arange(i.size)[None, :] > first_stop[:, None]
-        s0[beyond], s1[beyond] = -np.inf, -np.inf
+        if start > 0:
+            estimate, _ = sums.log_signed_sum()
+            estimate = estimate[active]
+            threshold = estimate + np.log(np.maximum(estimate, 1e-300)) - 21
+            previous0 = np.concatenate((last0[active, None], s0[:, :-1]), axis=1)
+            previous1 = np.concatenate((last1[active, None], s1[:, :-1]), axis=1)
+            # Past the plateau's start the tail alternates with shrinking terms: at most the next term
+            # (2 as margin). Before it, at most (z0 - i + 2) terms no larger than this one, ×10 for the
+            # small rise just after z0.
+            rest_factor = np.where(i > z0 + 2 * sigma, 2.0, 10 * (np.maximum(z0 - i, 0) + 2))
+            rest_bound = np.maximum(s0, s1) + np.log(rest_factor)[None, :]
+            stops = ((i[None, :] > alphas[active, None] + 1) & (s0 < previous0) & (s1 < previous1)
+                     & (rest_bound < threshold[:, None]))
+            hit = stops.any(axis=1)
+            first_stop = np.where(hit, np.argmax(stops, axis=1), i.size - 1)
+            beyond = np.arange(i.size)[None, :] > first_stop[:, None]
+            s0[beyond], s1[beyond] = -np.inf, -np.inf
+        else:
+            hit = np.zeros(active.size, dtype=bool)
         sums.add(active, np.concatenate((s0, s1), axis=1), np.concatenate((sign, sign), axis=1))
-        converged[active[hit]] = True
-        running[active], last0[active], last1[active] = total[:, -1], s0[:, -1], s1[:, -1]
+        done[active[hit]] = True
+        last0[active], last1[active] = s0[:, -1], s1[:, -1]
+        if start == 0:  # values below what doubles resolve go to the chord bound without more terms
+            estimate, _ = sums.log_signed_sum()
+            unresolvable = ~(estimate[active] > 10 * sums.rounding_bound()[active])
+            hit = hit | unresolvable
         active = active[~hit]
         start += i.size
         chunk *= 2
-    log_abs = sums.log_abs_sum()
     log_signed, positive = sums.log_signed_sum()
-    # Rounding error of the signed sum relative to A: ~ (number of terms) * eps * (|terms| / sum).
-    with np.errstate(over="ignore", invalid="ignore"):
-        rounding = sums.count * np.finfo(float).eps * np.exp(np.minimum(log_abs - log_signed, 700.0))
-        accurate = converged & positive & (log_signed > 0) & (rounding <= 1e-6 * log_signed)
-    if accurate.all():
-        return log_signed
-    return np.where(accurate, log_signed, _log_a_chord(q, sigma, alphas))
+    series_bound = np.where(done & positive & (log_signed > 0), log_signed + sums.rounding_bound(), np.inf)
+    return np.minimum(series_bound, _log_a_chord(q, sigma, alphas))
 
 
 def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=RDP_ORDERS) -> np.ndarray:
@@ -221,7 +241,7 @@ def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=
     fractional series did not converge.
     """
     q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
-    sigma = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    sigma = check_real("noise_multiplier", noise_multiplier, low=MIN_NOISE_MULTIPLIER, high=MAX_NOISE_MULTIPLIER)
     alphas = np.asarray(orders, dtype=float)
     if alphas.ndim != 1 or np.any(alphas <= 1):
         raise ValueError("orders must be a one-dimensional sequence of numbers > 1")

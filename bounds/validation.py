@@ -57,7 +57,8 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
         raise ValueError(f"{name} must be an integer in {interval}; got {value!r}")
     number = int(value)
     if (low is not None and number < low) or (high is not None and number > high):
-        raise ValueError(f"{name} must be an integer in {interval}; got {number}")
+        shown = f"{value:g}" if isinstance(value, float) or abs(number) >= 10**12 else str(number)
+        raise ValueError(f"{name} must be an integer in {interval}; got {shown}")
     return number
 
 

@@ -67,9 +67,9 @@ def test_fractional_orders_match_quadrature(q, sigma, alpha):
     ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
     exact = log_a_by_quadrature(q, sigma, alpha) / (alpha - 1)
     assert ours == pytest.approx(exact, rel=1e-7)
-    # dp-accounting 0.6.0 sums absolute values (ERRATA ACC-1): never below ours.
+    # dp-accounting 0.6.0 sums absolute values (ERRATA ACC-1): above ours, up to its early stopping.
     theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0]
-    assert ours <= theirs * (1 + 1e-12)
+    assert ours <= theirs * (1 + 1e-9)
 
 
 @settings(max_examples=40, deadline=None)
@@ -77,8 +77,8 @@ def test_fractional_orders_match_quadrature(q, sigma, alpha):
 def test_fractional_orders_never_exceed_the_absolute_value_bound(q, sigma, alpha):
     ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
     theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0]
-    if math.isfinite(theirs):
-        assert 0.0 <= ours <= theirs * (1 + 1e-7) + 1e-15  # float rounding of values ~1e-9
+    if math.isfinite(theirs) and theirs * (alpha - 1) > 1e-10:  # below, only the chord bound is trusted
+        assert 0.0 <= ours <= theirs * (1 + 1e-7)
 
 
 def test_slowly_converging_orders_are_summed_not_dropped():
@@ -119,8 +119,9 @@ def test_windowed_orders_equal_the_full_grid(q, sigma, steps, delta):
 def test_epsilon_is_exact_at_its_order_and_never_above_dp_accounting(q, sigma, steps):
     ours, order = rdp.epsilon_for_segments([(q, sigma, steps)], 1e-5)
     assert ours <= dp_accounting_epsilon(q, sigma, steps, 1e-5) + 1e-9
-    # The order that sets ε carries the exact RDP (quadrature), so ε is not optimistic there.
-    exact = steps * log_a_by_quadrature(q, sigma, order) / (order - 1)
+    # The order that sets ε carries the exact RDP (60-digit sum or quadrature), so ε is not optimistic there.
+    log_a = log_a_mpmath_integer(q, sigma, int(order)) if order % 1 == 0 else log_a_by_quadrature(q, sigma, order)
+    exact = steps * log_a / (order - 1)
     from_exact = rdp.epsilon_from_rdp(rdp=[exact], orders=[order], delta=1e-5)[0]
     assert ours == pytest.approx(from_exact, rel=1e-6, abs=1e-9)
 
@@ -218,14 +219,14 @@ def test_integer_orders_match_60_digit_arithmetic(q, sigma, alpha):
     assert ours == pytest.approx(exact, rel=1e-10, abs=1e-300)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(q=st.floats(1e-9, 0.5), sigma=st.floats(0.5, 50.0), alpha=st.sampled_from([1.1, 1.5, 2.3, 4.7, 9.9]))
 def test_fractional_orders_are_never_below_40_digit_quadrature(q, sigma, alpha):
     ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
     exact = log_a_mpmath_fractional(q, sigma, alpha) / (alpha - 1)
     assert ours >= exact * (1 - 1e-7)
     chord = rdp._log_a_chord(q, sigma, np.array([alpha]))[0] / (alpha - 1)
-    assert ours <= chord * (1 + 1e-9)  # exact series where it resolves the value, the chord bound where not
+    assert ours <= chord  # the series where it resolves the value, else the chord bound
 
 
 def test_tiny_rdp_values_do_not_round_to_zero():
