@@ -6,6 +6,8 @@ Start with ``streamlit run app.py``. The page is thin: it parses inputs, calls
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -18,6 +20,12 @@ st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
 ASSUMPTIONS = ("Assumptions behind every number: Poisson sampling (each example joins a step independently with "
                "probability q), add/remove-one neighbouring data sets, Gaussian noise with noise multiplier "
                "σ = noise standard deviation / clipping norm.")
+
+
+def epsilon_text(value: float, decimals: int = 4) -> str:
+    """ε rounded *up* at the shown precision: a displayed ε is never below the computed bound."""
+    scale = 10**decimals
+    return f"{math.ceil(value * scale) / scale:.{decimals}f}"
 
 
 def parse_number(name: str, text: str) -> float:
@@ -76,8 +84,8 @@ def epsilon_page() -> None:
     rdp_result = cached_epsilon(q, sigma, steps, delta, "rdp")
     with right:
         first, second, third = st.columns(3)
-        first.metric("ε (PLD, tight)", f"{pld_result['epsilon']:.4f}")
-        second.metric("ε (RDP)", f"{rdp_result['epsilon']:.4f}")
+        first.metric(f"ε ({pld_result['accountant'].upper()}, tight)", epsilon_text(pld_result["epsilon"]))
+        second.metric("ε (RDP)", epsilon_text(rdp_result["epsilon"]))
         third.metric("RDP overstates ε by", f"{100 * (rdp_result['epsilon'] / pld_result['epsilon'] - 1):.1f} %")
         st.caption(pld_result["statement"])
         if pld_result["fallback_reason"]:
@@ -103,7 +111,8 @@ def calibration_page() -> None:
         pld_answer = cached_calibration(parameter, target_epsilon, target_delta, tuple(sorted(fixed.items())), "pld")
     with right:
         first, second = st.columns(2)
-        first.metric(f"{parameter} (PLD)", f"{pld_answer['value']:.6g}", help=f"ε = {pld_answer['epsilon']:.6f}")
+        first.metric(f"{parameter} ({pld_answer['accountant'].upper()})", f"{pld_answer['value']:.6g}",
+                     help=f"ε = {epsilon_text(pld_answer['epsilon'], 6)}")
         second.metric(f"{parameter} (RDP)", f"{pld_answer['rdp_value']:.6g}")
         st.caption(pld_answer["statement"])
         if pld_answer["fallback_reason"]:

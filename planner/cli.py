@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace) -> dict:
 
 
 def _format_table(output: dict) -> str:
-    skip = {"segments", "statement", "fixed", "source"}
+    skip = {"segments", "statement", "fixed", "source", "value"}
     rows = [(key, value) for key, value in output.items() if key not in skip and value is not None]
     rows += [(f"fixed {key}", value) for key, value in output.get("fixed", {}).items()]
     width = max(len(key) for key, _ in rows)
@@ -123,9 +123,8 @@ def _format_table(output: dict) -> str:
 
 
 def _format_value(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.10g}"
-    return str(value)
+    """Numbers in full (repr): rounding a printed ε could show less than the certified bound."""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

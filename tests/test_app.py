@@ -22,6 +22,7 @@ def metric(app: AppTest, label_start: str) -> str:
 def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
     assert not app.exception and not app.error
     assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979
+    assert metric(app, "ε (PLD") == "5.1937"  # 5.19362 rounded up, never down
     assert metric(app, "ε (RDP)") == "5.6320"
     assert any("Poisson sampling" in m.value for m in app.markdown)
 

@@ -94,12 +94,12 @@ def test_staged_composition_equals_one_shot_and_stays_pessimistic():
     # ERRATA ACC-4: many steps are composed as (PLD^64)^(T // 64) ∘ PLD^(T % 64).
     from dp_accounting.pld import privacy_loss_distribution
 
-    for q, sigma, steps, spacing in [(0.1, 120.0, 100_000, 1e-4), (0.01, 2.0, 70_001, 2e-4)]:
+    for q, sigma, steps, spacing in [(0.1, 120.0, 2_000_000, 1e-4), (0.01, 10.0, 1_100_001, 2e-4)]:
         one_shot = privacy_loss_distribution.from_gaussian_mechanism(
             standard_deviation=sigma, sampling_prob=q, value_discretization_interval=spacing,
         ).self_compose(steps).get_epsilon_for_delta(1e-5)
         staged = pld.epsilon_at_spacing([(q, sigma, steps)], 1e-5, spacing)
-        assert one_shot <= staged <= one_shot * (1 + 1e-7)
+        assert one_shot <= staged <= one_shot * (1 + 2e-6)
 
 
 def test_a_billion_steps_of_a_tiny_sample_rate():
