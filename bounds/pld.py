@@ -24,8 +24,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dp_accounting.pld import privacy_loss_distribution
-
 #: Relative accuracy the adaptive spacing aims for (the issue promises 0.1 %; half is a margin).
 DEFAULT_RELATIVE_TOLERANCE = 5e-4
 #: Finest and coarsest spacing we use: finer costs too much memory, coarser is never accurate.
@@ -70,7 +68,13 @@ def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
 
 @functools.lru_cache(maxsize=16)
 def _single_step(sample_rate: float, noise_multiplier: float, spacing: float):
-    """PLD of one Poisson-subsampled Gaussian step (cached: calibration of T reuses it)."""
+    """PLD of one Poisson-subsampled Gaussian step (cached: calibration of T reuses it).
+
+    dp-accounting's PLD module is imported here, on first use: it pulls in ``scipy.signal`` (about
+    a second), which RDP-only answers, such as ``fedplan epsilon --accountant rdp``, never need.
+    """
+    from dp_accounting.pld import privacy_loss_distribution
+
     return privacy_loss_distribution.from_gaussian_mechanism(
         standard_deviation=noise_multiplier,
         sampling_prob=sample_rate,
