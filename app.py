@@ -6,8 +6,6 @@ Start with ``streamlit run app.py``. The page is thin: it parses inputs, calls
 
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -24,8 +22,8 @@ ASSUMPTIONS = ("Assumptions behind every number: Poisson sampling (each example 
 
 def epsilon_text(value: float, decimals: int = 4) -> str:
     """ε rounded *up* at the shown precision: a displayed ε is never below the computed bound."""
-    scale = 10**decimals
-    return f"{math.ceil(value * scale) / scale:.{decimals}f}"
+    nearest = round(value, decimals)
+    return f"{nearest if nearest >= value else nearest + 10**-decimals:.{decimals}f}"
 
 
 def parse_number(name: str, text: str) -> float:
@@ -54,9 +52,10 @@ def epsilon_chart(q: float, sigma: float, steps: int, delta: float, pld_points: 
     rdp_curve = accounting.epsilon_curve(sample_rate=q, noise_multiplier=sigma, steps=grid, delta=delta)
     frame = pd.DataFrame({"steps": grid, "epsilon": rdp_curve, "accountant": "RDP"})
     pld_frame = pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD")
+    colour = alt.Color("accountant", scale=alt.Scale(domain=["PLD", "RDP"], range=["#d62728", "#1f77b4"]))
     line = alt.Chart(frame).mark_line().encode(x=alt.X("steps", scale=alt.Scale(type="log")), y="epsilon",
-                                               color="accountant")
-    dots = alt.Chart(pld_frame).mark_point(filled=True, size=60).encode(x="steps", y="epsilon", color="accountant")
+                                               color=colour)
+    dots = alt.Chart(pld_frame).mark_point(filled=True, size=70).encode(x="steps", y="epsilon", color=colour)
     rule = alt.Chart(pd.DataFrame({"steps": [steps]})).mark_rule(strokeDash=[4, 4]).encode(x="steps")
     return (line + dots + rule).properties(height=320)
 

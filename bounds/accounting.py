@@ -54,6 +54,21 @@ _SOURCES = {
 }
 
 
+def round_up(value: float, significant: int = 6) -> float:
+    """``value`` rounded *up* to ``significant`` digits: a printed ε or δ is never below the bound.
+
+    Takes the nearest short number and, only if it is below ``value``, the next one up (``ceil`` on
+    a scaled float would turn 1e-5 into 1.01e-5).
+    """
+    if value <= 0 or not math.isfinite(value):
+        return value
+    nearest = float(f"{value:.{significant}g}")
+    if nearest >= value:
+        return nearest
+    step = 10.0 ** (math.floor(math.log10(value)) - significant + 1)
+    return float(f"{nearest + step:.{significant}g}")
+
+
 @dataclass(frozen=True)
 class Segment:
     """``steps`` consecutive steps with the same sample rate and noise multiplier."""
@@ -140,7 +155,8 @@ class AccountingResult:
         """Plain-English privacy statement naming sampling, neighbouring relation and accountant."""
         steps = sum(segment.steps for segment in self.segments)
         text = (f"The schedule ({len(self.segments)} segment(s), {steps} steps) satisfies "
-                f"({self.epsilon:.6g}, {self.delta:.3g})-differential privacy for add/remove-one neighbouring "
+                f"({round_up(self.epsilon):.6g}, {round_up(self.delta, 3):.3g})-differential privacy for "
+                "add/remove-one neighbouring "
                 f"data sets, assuming Poisson sampling and Gaussian noise with the stated noise multiplier "
                 f"(noise std / clipping norm). Accountant: {self.source}.")
         if self.fallback_reason:
@@ -181,7 +197,7 @@ class CalibrationResult:
 
     def statement(self) -> str:
         fixed = ", ".join(f"{name}={value:g}" for name, value in self.fixed.items())
-        text = (f"{self.parameter}={self.value:.8g} with {fixed} gives ε={self.epsilon:.6g} ≤ target "
+        text = (f"{self.parameter}={self.value:.8g} with {fixed} gives ε={round_up(self.epsilon):.6g} ≤ target "
                 f"{self.target_epsilon:g} at δ={self.target_delta:g}, for add/remove-one neighbouring data sets "
                 f"under Poisson sampling. Accountant: {self.source}.")
         if self.fallback_reason:

@@ -11,7 +11,9 @@ quadratically, ``ε(h) - ε* ≈ K h²`` with ``K ≈ κ T`` and ``κ`` between 
 choose ``h`` by Richardson control: evaluate at ``2h`` and ``h``, estimate ``K`` from the
 difference, and shrink ``h`` until the estimated error of the reported value is below the
 tolerance (default 0.05 % of ε, half of the 0.1 % promised). The reported number is always the
-pessimistic PLD bound at the final spacing, never the extrapolated value.
+pessimistic PLD bound at the final spacing, never the extrapolated value. Grids too large to
+build are refused (:func:`check_grid_size`), and very long schedules are composed in two stages
+(:func:`_self_composed`, docs/ERRATA.md ACC-4).
 
 Only Poisson-subsampled Gaussian segments under the add/remove-one relation are handled here.
 """

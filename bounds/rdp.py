@@ -12,13 +12,14 @@ Why our own code and not dp-accounting's ``RdpAccountant``: that accountant eval
 its 156 orders in a Python loop (17–43 ms per evaluation, anchors.md §2.2); calibration needs
 tens of evaluations and the planner must answer in well under a second. Here the integer
 orders are one vectorised binomial sum and the fractional orders one vectorised series, and
-the tests check the values against dp-accounting and against numerical quadrature.
+the tests check the values against dp-accounting, 60-digit arithmetic and 40-digit quadrature.
 
-Fractional orders use the *signed* series (the exact ``A_α``); dp-accounting 0.6.0 sums the
-absolute values of the terms, an upper bound that is up to 15 % larger in ``log A_α``
-(docs/ERRATA.md, entry ACC-1). Where cancellation in the signed sum could cost accuracy we fall
-back to the absolute-value bound, so a computed ``R(α)`` is never below the true one by more
-than floating-point rounding.
+Integer orders sum the excess ``A_α - 1`` (positive terms), so tiny values keep their digits.
+Fractional orders use the *signed* series (the exact ``A_α``; dp-accounting 0.6.0 sums absolute
+values, up to 15 % larger in ``log A_α``, docs/ERRATA.md ACC-1) with a stopping rule relative to
+``log A_α`` (ACC-5), and report the smaller of two upper bounds: the series plus its rounding
+bound, and the convexity chord between neighbouring integer orders. A computed ``R(α)`` is
+therefore never below the true one.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ MOMENTS_ACCOUNTANT_MAX_LAMBDA = 128
 MIN_NOISE_MULTIPLIER = 1e-3
 MAX_NOISE_MULTIPLIER = 1e8
 
-_MAX_SERIES_TERMS = 2**17  # an order whose series has not converged by then is dropped
+_MAX_SERIES_TERMS = 2**17  # an order whose series has not converged by then gets the chord bound
 _SERIES_CHUNK = 64
 
 
@@ -237,8 +238,7 @@ def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=
     """One-step RDP ``R(α) = log A_α / (α - 1)`` of the Poisson-subsampled Gaussian mechanism.
 
     Add/remove-one neighbouring relation, L2 sensitivity 1. ``q = 1`` gives the plain Gaussian
-    mechanism ``R(α) = α / (2σ²)``. Orders must be > 1; an entry is ``inf`` where the
-    fractional series did not converge.
+    mechanism ``R(α) = α / (2σ²)``. Orders must be > 1.
     """
     q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     sigma = check_real("noise_multiplier", noise_multiplier, low=MIN_NOISE_MULTIPLIER, high=MAX_NOISE_MULTIPLIER)

@@ -32,6 +32,17 @@ def test_reference_point_epsilon():
     json.dumps(result.to_dict())
 
 
+def test_printed_numbers_are_rounded_up():
+    assert accounting.round_up(5.1936163) == 5.19362
+    assert accounting.round_up(1.2345601e-5, 3) == 1.24e-5
+    assert accounting.round_up(2.0) == 2.0
+    assert accounting.round_up(1e-5, 3) == 1e-5
+    assert accounting.round_up(5.1936149) == 5.19362
+    result = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=DELTA)
+    assert f"({accounting.round_up(result.epsilon):.6g}, 1e-05)" in result.statement()
+    assert accounting.round_up(result.epsilon) >= result.epsilon
+
+
 def test_rdp_accountant_option():
     result = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=DELTA, accountant="rdp")
     assert result.accountant == "rdp" and result.rdp_order == 4.7
