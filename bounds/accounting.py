@@ -69,6 +69,18 @@ def round_up(value: float, significant: int = 6) -> float:
     return float(f"{nearest + step:.{significant}g}")
 
 
+def check_sample_rate(value) -> float:
+    return check_real("sample_rate", value, low=0.0, high=1.0, low_open=True)
+
+
+def check_noise_multiplier(value) -> float:
+    return check_real("noise_multiplier", value, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
+
+
+def check_steps(value) -> int:
+    return check_int("steps", value, low=1, high=MAX_STEPS)
+
+
 @dataclass(frozen=True)
 class Segment:
     """``steps`` consecutive steps with the same sample rate and noise multiplier."""
@@ -78,12 +90,9 @@ class Segment:
     steps: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sample_rate",
-                           check_real("sample_rate", self.sample_rate, low=0.0, high=1.0, low_open=True))
-        object.__setattr__(self, "noise_multiplier",
-                           check_real("noise_multiplier", self.noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER,
-                                      high=rdp.MAX_NOISE_MULTIPLIER))
-        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=MAX_STEPS))
+        object.__setattr__(self, "sample_rate", check_sample_rate(self.sample_rate))
+        object.__setattr__(self, "noise_multiplier", check_noise_multiplier(self.noise_multiplier))
+        object.__setattr__(self, "steps", check_steps(self.steps))
 
     def as_tuple(self) -> tuple[float, float, int]:
         return (self.sample_rate, self.noise_multiplier, self.steps)
@@ -409,8 +418,9 @@ class _Problem:
         return rdp.epsilon_for_segments(self.schedule_at(x), self.target_delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
-        pld.check_grid_size(self.schedule_at(x), spacing, self.target_epsilon)
-        return pld.epsilon_at_spacing(self.schedule_at(x), self.target_delta, spacing)
+        segments = self.schedule_at(x)
+        pld.check_grid_size(segments, spacing, self.target_epsilon)
+        return pld.epsilon_at_spacing(segments, self.target_delta, spacing)
 
     def total_steps(self, x: float) -> int:
         return sum(steps for _, _, steps in self.schedule_at(x))
@@ -469,11 +479,12 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
 
     pld.check_deadline(deadline)
     wide_spacing = 2 * coarse_spacing
-    k_coefficient = max(problem.pld_epsilon(anchor.x, wide_spacing) - anchor.value, 0.0) / (
-        wide_spacing**2 - coarse_spacing**2)
+    k_coefficient = pld.quadratic_coefficient(problem.pld_epsilon(anchor.x, wide_spacing), wide_spacing,
+                                              anchor.value, coarse_spacing)
     fine_spacing = coarse_spacing
     if k_coefficient > 0:
-        fine_spacing = min(coarse_spacing, max(pld.MIN_SPACING, 0.9 * math.sqrt(tolerance * target / k_coefficient)))
+        wanted = pld.spacing_for_error(k_coefficient, tolerance * target)
+        fine_spacing = min(coarse_spacing, max(pld.MIN_SPACING, wanted))
     if fine_spacing == coarse_spacing:
         known, start = coarse.points, anchor.x
     else:
@@ -582,9 +593,8 @@ def calibrate_noise_multiplier(
 ) -> CalibrationResult:
     """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
-    segment = Segment(sample_rate, 1.0, steps)
+    q, t = check_sample_rate(sample_rate), check_steps(steps)
     _check_common(accountant, neighboring_relation, time_budget)
-    q, t = segment.sample_rate, segment.steps
     # Start from the Gaussian-approximation σ ≈ q √(2 T ln(1/δ)) / ε (moments-accountant scaling).
     start = max(0.3, q * math.sqrt(2 * t * math.log(1 / target_delta)) / target_epsilon)
     problem = _Problem(parameter="noise_multiplier", schedule_at=lambda sigma: [(q, sigma, t)], increasing=False,
@@ -608,10 +618,9 @@ def calibrate_steps(
 ) -> CalibrationResult:
     """Largest number of steps T (an integer ≤ max_steps) with ε(T) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
-    segment = Segment(sample_rate, noise_multiplier, 1)
+    q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     max_steps = check_int("max_steps", max_steps, low=1, high=MAX_STEPS)
     _check_common(accountant, neighboring_relation, time_budget)
-    q, sigma = segment.sample_rate, segment.noise_multiplier
     problem = _Problem(parameter="steps", schedule_at=lambda t: [(q, sigma, int(t))], increasing=True, integer=True,
                        lower=1, upper=max_steps, start=1, target_epsilon=target_epsilon,
                        target_delta=target_delta, fixed={"sample_rate": q, "noise_multiplier": sigma})
@@ -631,9 +640,8 @@ def calibrate_sample_rate(
 ) -> CalibrationResult:
     """Largest sample rate q (6 significant digits) in (0, 1] with ε(q) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
-    segment = Segment(0.5, noise_multiplier, steps)
+    sigma, t = check_noise_multiplier(noise_multiplier), check_steps(steps)
     _check_common(accountant, neighboring_relation, time_budget)
-    sigma, t = segment.noise_multiplier, segment.steps
     start = min(1.0, target_epsilon * sigma / math.sqrt(2 * t * math.log(1 / target_delta)))
     problem = _Problem(parameter="sample_rate", schedule_at=lambda q: [(q, sigma, t)], increasing=True, integer=False,
                        lower=MIN_SAMPLE_RATE, upper=1.0, start=start, target_epsilon=target_epsilon,
@@ -654,8 +662,8 @@ def calibrate(parameter: str, **kwargs) -> CalibrationResult:
 
 def epsilon_curve(*, sample_rate: float, noise_multiplier: float, steps: Sequence[int], delta: float) -> list[float]:
     """RDP ε after each number of steps in ``steps`` (fast: the one-step RDP is computed once)."""
-    segment = Segment(sample_rate, noise_multiplier, 1)
+    q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    one_step = rdp.rdp_poisson_gaussian(sample_rate=segment.sample_rate, noise_multiplier=segment.noise_multiplier)
-    return [rdp.epsilon_from_rdp(rdp=check_int("steps", t, low=1, high=MAX_STEPS) * one_step,
-                                 orders=rdp.RDP_ORDERS, delta=delta)[0] for t in steps]
+    one_step = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma)
+    return [rdp.epsilon_from_rdp(rdp=check_steps(t) * one_step, orders=rdp.RDP_ORDERS, delta=delta)[0]
+            for t in steps]

@@ -131,10 +131,14 @@ def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: fl
     return min(MAX_SPACING, max(MIN_SPACING, wanted))
 
 
-def quadratic_error(coarse_value: float, coarse_spacing: float, fine_value: float, fine_spacing: float) -> float:
-    """Estimated discretisation error of ``fine_value`` under ``value(h) = value* + K h²``."""
-    k = max(coarse_value - fine_value, 0.0) / (coarse_spacing**2 - fine_spacing**2)
-    return k * fine_spacing**2
+def quadratic_coefficient(coarse_value: float, coarse_spacing: float, fine_value: float, fine_spacing: float) -> float:
+    """``K`` of the error model ``value(h) = value* + K h²`` from two spacings (0 if the values do not decrease)."""
+    return max(coarse_value - fine_value, 0.0) / (coarse_spacing**2 - fine_spacing**2)
+
+
+def spacing_for_error(k_coefficient: float, allowed_error: float) -> float:
+    """The spacing whose modelled error ``K h²`` is 81 % of ``allowed_error`` (a 0.9 margin on h)."""
+    return 0.9 * math.sqrt(allowed_error / k_coefficient)
 
 
 @dataclass(frozen=True)
@@ -165,12 +169,13 @@ def adaptive(
     check_deadline(deadline)
     fine = evaluate(fine_spacing)
     while True:
-        error = quadratic_error(coarse, coarse_spacing, fine, fine_spacing)
+        k_coefficient = quadratic_coefficient(coarse, coarse_spacing, fine, fine_spacing)
+        error = k_coefficient * fine_spacing**2
         allowed = tolerance(fine)
         if error <= allowed or fine_spacing <= MIN_SPACING or not math.isfinite(fine):
             return AdaptiveValue(value=fine, spacing=fine_spacing, error_estimate=error)
         check_deadline(deadline)
-        shrink = min(0.5, max(0.1, 0.9 * math.sqrt(allowed / error)))
-        next_spacing = max(MIN_SPACING, fine_spacing * shrink)
+        wanted = spacing_for_error(k_coefficient, allowed)
+        next_spacing = max(MIN_SPACING, min(0.5 * fine_spacing, max(0.1 * fine_spacing, wanted)))
         coarse, coarse_spacing = fine, fine_spacing
         fine, fine_spacing = evaluate(next_spacing), next_spacing
