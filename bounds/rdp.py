@@ -256,6 +256,20 @@ def rdp_poisson_gaussian(*, sample_rate: float, noise_multiplier: float, orders=
     return np.maximum(log_a, 0.0) / (alphas - 1)
 
 
+def _epsilon_per_order(r: np.ndarray, a: np.ndarray, delta: float, conversion: str) -> np.ndarray:
+    """ε at each order (broadcast over leading axes of ``r``); see :func:`epsilon_from_rdp`."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if conversion == "classic":
+            eps = r + math.log(1 / delta) / (a - 1)
+        elif conversion == "improved":
+            eps = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
+            eps = np.where(a > 1.01, eps, np.inf)
+            eps = np.where(delta**2 + np.expm1(-r) > 0, 0.0, eps)
+        else:
+            raise ValueError(f"conversion must be one of 'improved', 'classic'; got {conversion!r}")
+    return np.where(np.isnan(eps), np.inf, eps)
+
+
 def epsilon_from_rdp(*, rdp, orders, delta: float, conversion: str = "improved") -> tuple[float, float]:
     """Smallest ε over the orders, with the order that attains it.
 
@@ -266,18 +280,30 @@ def epsilon_from_rdp(*, rdp, orders, delta: float, conversion: str = "improved")
     r = np.maximum(np.asarray(rdp, dtype=float), 0.0)
     a = np.asarray(orders, dtype=float)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if conversion == "classic":
-            eps = r + math.log(1 / delta) / (a - 1)
-        elif conversion == "improved":
-            eps = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
-            eps = np.where(a > 1.01, eps, np.inf)
-            eps = np.where(delta**2 + np.expm1(-r) > 0, 0.0, eps)
-        else:
-            raise ValueError(f"conversion must be one of 'improved', 'classic'; got {conversion!r}")
-    eps = np.where(np.isnan(eps), np.inf, eps)
+    eps = _epsilon_per_order(r, a, delta, conversion)
     best = int(np.argmin(eps))
     return max(0.0, float(eps[best])), float(a[best])
+
+
+def epsilon_after_each_step(segments, delta: float, orders=RDP_ORDERS) -> np.ndarray:
+    """RDP ε (improved conversion, integer orders of the grid) after each step of a schedule.
+
+    Cumulative ε of a long heterogeneous schedule in one vectorised pass: the RDP of each distinct
+    (q, σ) is computed once. Integer orders only, so each value is an upper bound on the full-grid ε.
+    """
+    grid = np.asarray(orders, dtype=float)
+    integer_orders = tuple(float(a) for a in grid[grid == np.floor(grid)])
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    per_segment = {}
+    rows = []
+    for q, sigma, steps in segments:
+        if (q, sigma) not in per_segment:
+            per_segment[(q, sigma)] = rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma,
+                                                           orders=integer_orders)
+        rows.append(np.broadcast_to(per_segment[(q, sigma)], (int(steps), len(integer_orders))))
+    cumulative = np.cumsum(np.concatenate(rows), axis=0)
+    eps = _epsilon_per_order(cumulative, np.asarray(integer_orders), delta, "improved")
+    return np.maximum(eps.min(axis=1), 0.0)
 
 
 def delta_from_rdp(*, rdp, orders, epsilon: float) -> tuple[float, float]:
