@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from bounds import accounting
+from planner import cli_vandijk
 from planner.schedule_io import load_schedule
 
 
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         if "steps" in needs:
             sub.add_argument("--steps", "--rounds", type=float, dest="steps", required=True)
         _add_accountant_options(sub)
+    cli_vandijk.add_parser(commands)
     return parser
 
 
@@ -98,6 +100,8 @@ def _schedule_arguments(args: argparse.Namespace) -> dict:
 
 
 def _run(args: argparse.Namespace) -> dict:
+    if hasattr(args, "handler"):
+        return args.handler(args)
     common = {"accountant": args.accountant, "time_budget": args.time_budget}
     if args.command == "epsilon":
         return accounting.get_epsilon(delta=args.delta, **_schedule_arguments(args), **common).to_dict()
@@ -114,11 +118,22 @@ def _run(args: argparse.Namespace) -> dict:
 
 
 def _format_table(output: dict) -> str:
-    skip = {"segments", "statement", "fixed", "source", "value"}
-    rows = [(key, value) for key, value in output.items() if key not in skip and value is not None]
+    skip = {"segments", "statement", "fixed", "source", "value", "hypotheses"}
+    rows = []
+    for key, value in output.items():
+        if key in skip or value is None:
+            continue
+        if isinstance(value, dict):
+            rows += [(f"{key} {inner}", item) for inner, item in value.items()]
+        else:
+            rows.append((key, value))
     rows += [(f"fixed {key}", value) for key, value in output.get("fixed", {}).items()]
     width = max(len(key) for key, _ in rows)
     lines = [f"{key.ljust(width)}  {_format_value(value)}" for key, value in rows]
+    checks = [f"{'holds' if h['holds'] else 'FAILS'}  {h['name']}: {h['detail']} ({h['source']})"
+              for h in output.get("hypotheses", [])]
+    if checks:
+        lines += ["", "hypotheses:"] + [f"  {line}" for line in checks]
     return "\n".join(lines + ["", output["statement"]])
 
 
