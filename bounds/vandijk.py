@@ -713,7 +713,8 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
         if gamma > MAX_GAMMA:
             raise ValueError(
                 f"no increasing schedule: the m/T iteration diverges (gamma = m/T = {gamma:.3g} after {len(passes)} "
-                f"passes) because K <= K* keeps shrinking q; raise sigma or r0, or lower grad_computations or p")
+                f"passes): the largest q that K <= K-/K+ and K <= K* allow makes the sequence flat; raise sigma or "
+                f"r0, lower grad_computations or p, or try case 2")
     final = passes[-1]
     if sizes is None:
         sizes = _realised_sizes(client_size, final.q, final.m, p, grad_computations)

@@ -1,0 +1,197 @@
+"""bounds.vandijk against independent computations (second methods, exact RDP, brute force)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from bounds import rdp
+from bounds import vandijk as v
+from bounds.theorem import all_hold
+
+
+def _r0_by_root_finding(sigma, p):
+    """The fixed point as the root of r0·R(r0) − r⋆(r0) on [0, (√3−1)/16] (spec §4.12), by brentq."""
+    def excess(r0):
+        return v.r_constant(r0=r0, sigma=sigma).r - v.r_target(r0=r0, sigma=sigma, p=p)
+    return brentq(excess, 1e-12, v.R0_CAP, xtol=1e-16, rtol=1e-15)
+
+
+@pytest.mark.parametrize("sigma", [v.SIGMA_MIN, 1.5, 3, 8, 64])
+@pytest.mark.parametrize("p", [0, 0.5, 1])
+def test_r0_iteration_agrees_with_root_finding(sigma, p):
+    result = v.r0_of_sigma(sigma=sigma, p=p)
+    assert result.r0 == pytest.approx(_r0_by_root_finding(sigma, p), rel=1e-12)
+    assert 0 < result.r0 <= v.R0_CAP and result.u0 < 1 and result.u1 < 1
+    assert result.iterations <= 20
+
+
+@pytest.mark.parametrize("sigma, p, expected", [(1.5, 0, 0.001542), (2, 0.5, 0.004496), (10, 1, 0.025957),
+                                                (64, 0, 0.043279)])
+def test_r0_reference_table(sigma, p, expected):
+    assert v.r0_of_sigma(sigma=sigma, p=p).r0 == pytest.approx(expected, abs=1e-6)  # spec §4.12 table
+
+
+def test_sigma_threshold_is_where_a_condition_of_l1337_becomes_tight():
+    first, second = v._sigma_condition_margins(v.SIGMA_MIN)
+    assert min(abs(first), abs(second)) < 1e-10
+    assert all(m > 0 for m in v._sigma_condition_margins(v.SIGMA_MIN + 1e-6))
+    assert any(m < 0 for m in v._sigma_condition_margins(v.SIGMA_MIN - 1e-6))
+
+
+@pytest.mark.parametrize("sigma", [3, 5, 8])
+def test_at_the_fixed_point_b_general_equals_b_closed_and_18_equals_19(sigma):
+    """At r0 = r0(σ), γ = 0: Theorem 6's B equals Theorem 4's closed form, and (18)'s constant is 1.21/√(1−α)."""
+    fixed = v.r0_of_sigma(sigma=sigma, p=1)
+    alpha = fixed.alpha
+    assert v.constant_b(r=fixed.r, p=1, gamma=0, alpha=alpha) == pytest.approx(v.constant_b_closed(p=1), rel=1e-9)
+    general = v.case2_factor(p=1, gamma=0, alpha=alpha, k=1, r=fixed.r, variant="paper")
+    closed = v.case2_factor(p=1, gamma=0, alpha=alpha, k=1, variant="corrected")
+    assert general == pytest.approx(closed, rel=1e-6)
+
+
+def test_b_closed_limit_as_r0_goes_to_zero():
+    tiny = v.r_constant(r0=1e-12, sigma=8)
+    assert v.constant_b(r=tiny.r, p=0.5, gamma=0, alpha=tiny.alpha) == pytest.approx(v.constant_b_limit(p=0.5),
+                                                                                   rel=1e-5)
+
+
+def test_case_thresholds_are_consistent():
+    """K ≤ K⁻ ⇔ c1 ≥ x_thr (28) at γ = 0 for a constant sequence: check the branch of c(x) switches there."""
+    constants = v.r_constant(r0=0.02, sigma=5)
+    rho, rho_hat = v.moment_ratio_bounds(p=1, gamma=0, alpha=constants.alpha)
+    threshold = v.branch_threshold(r=constants.r, p=1, gamma=0, alpha=constants.alpha)
+    for x, branch in ((threshold * 1.001, "2/(rho_hat x)"), (threshold * 0.999, "sqrt")):
+        assert v.c_function(x, r=constants.r, rho=rho, rho_hat=rho_hat)[1] == branch
+
+
+@pytest.mark.parametrize("size", [16, 257])
+@pytest.mark.parametrize("order", [8, 32, 64])
+def test_lemma4_bound_is_above_the_exact_log_moment(size, order):
+    """Spec §4.8: Lemma 4 bounds log A_{λ+1} of the Poisson-subsampled Gaussian (2–9× above it)."""
+    q = size / 10_000
+    exact = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=8, orders=(order + 1,))[0] * order
+    bound = v.lemma4_log_moment_bound(order=order, size=size, client_size=10_000, sigma=8, r0=8 * q)
+    assert exact < bound < 10 * exact
+
+
+def test_theorem3_branch_two_collapses_to_exp_minus_eps_sigma_squared_over_two():
+    """Spec §9.1: whenever c1 ≥ x_thr, direct Theorem 3 proves δ = exp(−εσ²/2) for any sequence."""
+    rng = np.random.default_rng(3)
+    sizes = np.sort(rng.integers(10, 60, size=300))
+    result = v.theorem3(sizes=sizes, client_size=20_000, sigma=6, epsilon=0.5)
+    assert result.branch == "2/(rho_hat x)" and result.valid
+    assert result.delta == pytest.approx(math.exp(-0.5 * 36 / 2), rel=1e-12)
+    # The tight RDP δ of the same schedule at the same ε is far smaller: the bound is valid, not tight.
+    segments = [(s / 20_000, 6.0, 1) for s in sizes]
+    assert rdp.delta_for_segments(segments, 0.5)[0] < result.delta
+
+
+def test_theorem3_moments_by_brute_force():
+    sizes = [16, 18, 21, 40]
+    result = v.theorem3(sizes=sizes, client_size=1000, sigma=4, epsilon=1)
+    for j, moment in zip((1, 2, 3), result.moments, strict=True):
+        brute = sum(s**j / (1000 * (1000 - s) ** (j - 1)) for s in sizes) / len(sizes)
+        assert moment == pytest.approx(brute, rel=1e-14)
+
+
+def test_theorem3_sigma_bound_inverts_delta():
+    sizes = list(range(20, 120))
+    result = v.theorem3(sizes=sizes, client_size=50_000, sigma=3, epsilon=2, delta=1e-6)
+    at_bound = v.theorem3(sizes=sizes, client_size=50_000, sigma=result.sigma_lower_bound, epsilon=2)
+    if at_bound.branch == result.branch:
+        assert at_bound.delta == pytest.approx(1e-6, rel=1e-9)
+
+
+def test_theorem3_reports_a_violated_rate_hypothesis():
+    result = v.theorem3(sizes=[16, 400], client_size=10_000, sigma=8, epsilon=1, r0=0.2)
+    held = {h.name: h.holds for h in result.hypotheses}
+    assert held["max_i s_i/N_c <= r0/sigma"] is False and not result.valid
+
+
+def test_k_star_paper_sign_admits_a_larger_q_than_the_corrected_sign():
+    paper = v.sample_rate_for_k_star(alpha=0.003, p=1, gamma=0.1, epochs=10, variant="paper")
+    corrected = v.sample_rate_for_k_star(alpha=0.003, p=1, gamma=0.1, epochs=10, variant="corrected")
+    assert paper / corrected == pytest.approx(1.1**4, rel=1e-12)
+
+
+def test_corrected_k_star_really_bounds_the_largest_rate():
+    """With the corrected sign, q = q* makes q(T_up+m)^p ≤ α when m ≤ γ·T_up (the property K* is for)."""
+    alpha, p, epochs = 0.004, 1.0, 20.0
+    for gamma in (0.0, 0.05, 0.3):
+        q = v.sample_rate_for_k_star(alpha=alpha, p=p, gamma=gamma, epochs=epochs)
+        t_up = ((p + 1) * epochs / q) ** (1 / (p + 1))
+        assert q * (t_up + gamma * t_up) ** p == pytest.approx(alpha, rel=1e-12)
+
+
+def test_theorem4_regimes():
+    common = dict(p=1, sigma=5, epsilon=2, delta=1e-5, sample_rate=1e-7, client_size=10_000, gamma=0.05)
+    low = v.theorem4(grad_computations=1e3, **common)
+    assert low.case == "1" and low.sigma_lower_bound == pytest.approx(
+        v.privacy_budget(epsilon=2, delta=1e-5) * v.case1_factor(p=1, gamma=0.05, alpha=low.r0 / 5))
+    high = v.theorem4(grad_computations=low.k_plus * 2, **common)
+    assert high.case == "2"
+    jump = high.sigma_lower_bound / low.sigma_lower_bound
+    assert jump == pytest.approx(2 ** 0.75 * v.JUMP_FACTOR * math.sqrt(1.05), rel=1e-12)
+    gap = v.theorem4(grad_computations=(low.k_minus + low.k_plus) / 2, **common)
+    assert gap.case == "gap" and gap.sigma_lower_bound is None
+    assert low.k_plus / low.k_minus == pytest.approx(1.05 ** (7 * 2 / 3), rel=1e-12)  # A/B = (1+γ)^{(3+4p)(1+p)/(1+2p)}
+
+
+def test_case2_aggregated_noise_matches_19_times_sqrt_T():
+    """(30) and (19) describe the same bound up to the (1+γ) slack of (31) (erratum I-22): check at γ = 0."""
+    epochs, eps, delta, p = 5.0, 2.0, 1e-6, 1.0
+    fixed = v.r0_of_sigma(sigma=5, p=p)
+    a = v.constant_a(r=fixed.r, p=p, gamma=0, alpha=fixed.alpha)
+    q = (a * eps ** ((1 + p) / (1 + 2 * p)) / (epochs / 2)) ** (1 + 2 * p)  # K = 2 K⁺
+    t_up = ((p + 1) * epochs / q) ** (1 / (p + 1))
+    sigma_19 = v.privacy_budget(epsilon=eps, delta=delta) * v.case2_factor(p=p, gamma=0, alpha=fixed.alpha, k=2,
+                                                                            r=fixed.r, variant="paper")
+    bound_30 = v.case2_aggregated_noise(epochs=epochs, epsilon=eps, delta=delta, p=p, gamma=0, alpha=fixed.alpha)
+    assert sigma_19 * math.sqrt(t_up) == pytest.approx(bound_30 * math.sqrt(1 - fixed.alpha), rel=0.02)
+
+
+def test_case2_selection_reports_k_ratio_and_condition_26():
+    sel = v.select_parameters(initial_size=16, client_size=10_000, grad_computations=1e7, p=1, epsilon=1, sigma=8,
+                              r0=1 / math.e, case=2, k=2)
+    assert 1.0 <= sel.k_ratio <= 2.0 + 1e-9 and all_hold(sel.hypotheses)
+    names = {h.name for h in sel.hypotheses}
+    assert any(name.startswith("r >=") for name in names) and "K >= K+" in names
+    factor = v.case2_factor(p=1, gamma=sel.gamma, alpha=sel.alpha, k=sel.k_ratio, r=sel.r)
+    assert sel.budget == pytest.approx(8 / factor, rel=1e-12)
+    with pytest.raises(ValueError, match="m/T iteration diverges"):  # the same K in case 1 has no schedule
+        v.select_parameters(initial_size=16, client_size=10_000, grad_computations=1e7, p=1, epsilon=1, sigma=8,
+                            r0=1 / math.e)
+
+
+def test_case2_request_below_k_plus_is_reported():
+    """Example 3's K is far below K⁺: K* caps q, so K ≥ K⁺ fails and the selection says so."""
+    sel = v.select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=1, epsilon=1,
+                              sigma=8, r0=1 / math.e, case=2, k=2)
+    held = {h.name: h.holds for h in sel.hypotheses}
+    assert held["K >= K+"] is False and sel.k_ratio < 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(sigma=1.0), r"sigma must be a real number in \[1.13654"),
+    (dict(p=0), r"p must be a real number in \(0, 10\]"),
+    (dict(r0=0.5), r"r0 must be a real number in \(0, 0.367879\]"),
+    (dict(initial_size=20_000), r"initial_size must be an integer in \[1, client_size\)"),
+    (dict(variant="exact"), "variant must be one of 'corrected', 'paper'"),
+    (dict(case=3), "case must be one of '1', '2'"),
+    (dict(epsilon=-1), r"epsilon must be a real number in \(0, inf\)"),
+    (dict(closed_form=True), "closed_form=True needs variant='paper'"),
+])
+def test_select_parameters_rejects_bad_input(kwargs, message):
+    base = dict(initial_size=16, client_size=10_000, grad_computations=25_000, p=1, epsilon=1, sigma=8)
+    with pytest.raises(ValueError, match=message):
+        v.select_parameters(**{**base, **kwargs})
+
+
+def test_corrected_selection_uses_a_gamma_that_bounds_its_own_m_over_t():
+    for sigma in (4, 5, 8, 16):
+        sel = v.select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=1, epsilon=1,
+                                  sigma=sigma, r0=1 / math.e)
+        assert sel.gamma >= sel.m / len(sel.sizes) and all_hold(sel.hypotheses)
+        assert sel.budget == pytest.approx(sigma / v.case1_factor(p=1, gamma=sel.gamma, alpha=sel.alpha))

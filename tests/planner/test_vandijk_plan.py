@@ -1,0 +1,150 @@
+"""planner.vandijk and ``fedplan vandijk``: the recipe, tight accounting, export and the CLI."""
+
+import json
+import math
+
+import pytest
+
+from bounds import accounting, rdp
+from planner import cli
+from planner.export import load_schedule_file, render
+from planner.vandijk import matching_constant_noise, plan_vandijk, round_step_sizes, smallest_sigma
+
+EXAMPLE3 = dict(initial_size=16, client_size=10_000, grad_computations=25_000, epsilon=1, sigma=8, r0=1 / math.e)
+
+
+@pytest.fixture(scope="module")
+def paper_plan():
+    return plan_vandijk(**EXAMPLE3, variant="paper", with_pld=False)
+
+
+def test_plan_accounts_the_realised_schedule_at_the_papers_delta(paper_plan):
+    sel = paper_plan.selection
+    assert paper_plan.realised_rounds == 183 and sel.rounds == 195
+    segments = [(s / 10_000, 8.0, 1) for s in sel.sizes]
+    independent = rdp.epsilon_for_segments(segments, sel.delta)[0]
+    assert paper_plan.tight_rdp.epsilon == pytest.approx(independent, rel=1e-12)
+    assert paper_plan.tight_rdp.epsilon == pytest.approx(0.1308, abs=1e-4)  # spec §6 TV-9
+    assert paper_plan.constant_rdp.epsilon == pytest.approx(0.0557, abs=1e-4)
+    assert paper_plan.tight_rdp.epsilon < sel.epsilon  # the paper's claim is valid, and loose
+
+
+def test_cumulative_epsilon_ends_at_the_tight_rdp_value_and_never_decreases(paper_plan):
+    curve = paper_plan.cumulative_epsilon()
+    assert len(curve) == 183 and all(b >= a for a, b in zip(curve, curve[1:], strict=False))
+    assert curve[-1] >= paper_plan.tight_rdp.epsilon
+    assert curve[-1] == pytest.approx(paper_plan.tight_rdp.epsilon, rel=1e-3)
+
+
+def test_matching_constant_noise_reverses_under_tight_accounting(paper_plan):
+    """Spec §9.3: a constant s = 16 schedule matching ε needs σ ≈ 3.154 (RDP): aggregated noise 124.7 vs 108.2."""
+    matched = paper_plan.matched_constant
+    assert matched["accountant"] == "rdp"
+    assert matched["constant_noise_multiplier"] == pytest.approx(3.154, abs=1e-3)
+    assert matched["constant_aggregated_noise"] == pytest.approx(124.7, abs=0.1)
+    assert matched["increasing_aggregated_noise"] == pytest.approx(108.2, abs=0.1)
+    check = accounting.get_epsilon(sample_rate=16 / 10_000, noise_multiplier=matched["constant_noise_multiplier"],
+                                   steps=1563, delta=paper_plan.selection.delta, accountant="rdp")
+    assert check.epsilon <= matched["epsilon"]
+
+
+def test_plan_with_pld_matches_the_tight_values():
+    plan = plan_vandijk(**EXAMPLE3, variant="paper")
+    assert plan.tight_pld.accountant == "pld"
+    assert plan.tight_pld.epsilon == pytest.approx(0.1145, abs=2e-4)  # spec: 0.1145
+    assert plan.tight_pld.epsilon < plan.tight_rdp.epsilon
+    assert matching_constant_noise(plan.selection, plan.tight_pld)["constant_aggregated_noise"] == pytest.approx(
+        99.9, abs=0.5)
+
+
+def test_smallest_sigma_meets_the_target_and_a_slightly_smaller_sigma_does_not():
+    plan = plan_vandijk(**{**EXAMPLE3, "sigma": None}, sigma_range=(4, 20), delta=1e-10, with_pld=False)
+    sel = plan.selection
+    assert sel.delta <= 1e-10
+    from bounds.vandijk import select_parameters
+    below = select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=1, epsilon=1,
+                              sigma=sel.sigma * (1 - 2e-4), r0=1 / math.e)
+    assert below.delta > 1e-10
+
+
+def test_smallest_sigma_reports_an_unreachable_target():
+    with pytest.raises(ValueError, match=r"no sigma in \[4, 5\] reaches delta <= 1e-30"):
+        smallest_sigma(lambda s: plan_vandijk(**{**EXAMPLE3, "sigma": s}, with_pld=False).selection,
+                       sigma_range=(4, 5), target_delta=1e-30)
+
+
+def test_round_step_sizes_follow_the_per_iteration_rule():
+    sizes = [16, 18, 19]
+    assert round_step_sizes(sizes, learning_rate=0.15, decay=0.001, rule="inverse") == pytest.approx(
+        (0.15, 0.15 / 1.016, 0.15 / 1.034))
+    assert round_step_sizes(sizes, learning_rate=0.1, decay=0.01, rule="inverse-sqrt")[2] == pytest.approx(
+        0.1 / (1 + 0.01 * math.sqrt(34)))
+
+
+def test_export_round_trip(tmp_path, paper_plan):
+    schedule = paper_plan.schedule()
+    for suffix in ("json", "yaml"):
+        path = tmp_path / f"plan.{suffix}"
+        path.write_text(render(schedule, suffix))
+        assert load_schedule_file(path) == schedule
+    rows = schedule.rows()
+    assert [row["sample_size"] for row in rows] == list(paper_plan.selection.sizes)
+    assert schedule.metadata["neighboring_relation"] == "add_or_remove_one"
+    assert "Poisson" in schedule.metadata["sampling"] and "replacement" in schedule.statement
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+SELECT = ["vandijk", "select", "--s0", "16", "--n-c", "10000", "--grad-computations", "25000", "--sigma", "8",
+          "--epsilon", "1", "--p", "1", "--r0", "1/e"]
+
+
+def test_cli_select_paper_prints_the_main_text_numbers(capsys):
+    code, out, _ = run_cli(capsys, *SELECT, "--variant", "paper", "--json", "--no-pld")
+    data = json.loads(out)
+    assert code == 0 and data["rounds"] == 195 and round(data["slope"], 4) == 1.3216
+    assert round(data["budget"], 3) == 5.782 and f"{data['delta']:.2e}" == "5.50e-08"
+    assert data["constant_rounds"] == 1563
+    assert round(data["aggregated_noise"]) == 112 and round(data["constant_aggregated_noise"]) == 229
+    assert data["realised_rounds"] == 183 and data["hypotheses_hold"] is False
+    for key in ("m", "hypotheses", "tight_epsilon_rdp"):
+        assert key in data
+
+
+def test_cli_select_corrected_prints_realised_rounds_and_tight_epsilon(capsys):
+    code, out, _ = run_cli(capsys, *SELECT, "--no-pld")
+    assert code == 0
+    assert "corrected variant: T = 185 rounds (realised 185)" in out
+    assert "tight_epsilon_rdp" in out and "holds  max_i q_i <= r0/sigma" in out
+
+
+def test_cli_r0(capsys):
+    code, out, _ = run_cli(capsys, "vandijk", "r0", "--sigma", "3", "--json")
+    assert code == 0 and round(json.loads(out)["r0"], 4) == 0.0110
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["vandijk", "r0", "--sigma", "1"], "sigma must be a real number in [1.13654, inf); got 1"),
+    ([*SELECT[:-2], "--r0", "e"], "r0 must be 'r0(sigma)', '1/e' or a number in (0, 1/e]; got 'e'"),
+    ([*SELECT, "--p", "0"], "p must be a real number in (0, 10]; got 0"),
+    (["vandijk", "select", "--s0", "16", "--n-c", "10000", "--epochs", "2.5", "--sigma-range", "4", "9",
+      "--epsilon", "1"], "--sigma-range needs --delta"),
+    (["vandijk", "schedule", *SELECT[2:], "--out", "plan.txt"], "output file must end in .csv, .json, .yaml"),
+])
+def test_cli_bad_input_is_one_line_with_exit_2(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_cli_schedule_writes_csv_with_cumulative_epsilon(capsys, tmp_path):
+    target = tmp_path / "plan.csv"
+    code, out, _ = run_cli(capsys, "vandijk", "schedule", *SELECT[2:], "--variant", "paper", "--no-pld",
+                           "--learning-rate", "0.15", "--decay", "0.001", "--out", str(target))
+    lines = target.read_text().splitlines()
+    assert code == 0 and f"wrote 183 rounds to {target}" in out
+    assert lines[0] == "round,sample_size,sample_rate,noise_multiplier,learning_rate,cumulative_epsilon"
+    assert len(lines) == 184 and lines[1].startswith("0,16,0.0016,8.0,0.15,")
