@@ -224,13 +224,13 @@ def vandijk_b_of_threshold() -> tuple[sp.Expr, sp.Symbol]:
 def _a_general() -> sp.Expr:
     _, upper = _c1_bounds()
     rho, _ = _rho_bounds()
-    root, increasing = _solve_positive(upper, 1 / (r * rho), K)
+    root, increasing = _solve_positive(upper, _x, K)  # x = 1/(rρ) substituted below
     if increasing:
         raise ArithmeticError("the upper bound on c_1 should decrease in K")
     a = monomial(root / _k_scale())
     if a.free_symbols & {epsilon, N_c, s, K}:
         raise ArithmeticError(f"K⁺ is not A·ε^((1+p)/(1+2p))(N_c/s)^(1/(1+2p))N_c: {a}")
-    return a
+    return monomial(a.subs(_x, 1 / (r * rho)))
 
 
 def vandijk_a_from_k_plus() -> sp.Expr:

@@ -400,6 +400,73 @@ def theorem4(*, p: float, sigma: float, epsilon: float, delta: float, sample_rat
                           sigma_lower_bound=bound, r0=r0, hypotheses=checks, variant=variant)
 
 
+@dataclass(frozen=True)
+class NoisePoint:
+    """Theorem 4 at one growth exponent p, with the aggregated noise √T·σ_min it implies (L1163-1171)."""
+
+    p: float
+    sample_rate: float
+    rounds: float  # T_up = ((p+1)K/s)^{1/(1+p)}
+    theorem: Theorem4Result
+
+    @property
+    def aggregated_noise(self) -> float | None:
+        bound = self.theorem.sigma_lower_bound
+        return None if bound is None else math.sqrt(self.rounds) * bound
+
+
+def _theorem4_at_exponent(p: float, *, initial_size: int, offset: float, client_size: int, epsilon: float,
+                          delta: float, sigma: float, grad_computations: float, gamma: float,
+                          variant: str) -> NoisePoint:
+    q = initial_size / (client_size * offset**p)  # s_{0,c} = N_c q m^p fixes q for each p (L1151)
+    rounds = ((p + 1) * grad_computations / (client_size * q)) ** (1 / (1 + p))
+    result = theorem4(p=p, sigma=sigma, epsilon=epsilon, delta=delta, sample_rate=q, client_size=client_size,
+                      grad_computations=grad_computations, gamma=gamma, variant=variant)
+    return NoisePoint(p=p, sample_rate=q, rounds=rounds, theorem=result)
+
+
+def aggregated_noise_curve(*, exponents, initial_size: int, offset: float, client_size: int, epsilon: float,
+                           delta: float, sigma: float, grad_computations: float, gamma: float = 0.0,
+                           variant: str = "corrected") -> list[NoisePoint]:
+    """√T·σ_min against p for fixed K, s_{0,c}, m (Theorem 4 discussion, L199-201, L1163-1171).
+
+    For each p, q = s_{0,c}/(N_c m^p), T = T_up and σ_min is Theorem 4's bound: case 1 up to p⁻,
+    no bound in the gap (K⁻, K⁺), case 2 from p⁺ on, where √T·σ jumps by 1.21.
+    """
+    offset = check_real("offset", offset, low=1.0, low_open=True)
+    return [_theorem4_at_exponent(float(p), initial_size=initial_size, offset=offset, client_size=client_size,
+                                  epsilon=epsilon, delta=delta, sigma=sigma, grad_computations=grad_computations,
+                                  gamma=gamma, variant=variant) for p in exponents]
+
+
+def transition_exponents(*, initial_size: int, offset: float, client_size: int, epsilon: float, sigma: float,
+                         grad_computations: float, gamma: float = 0.0, p_max: float = 1.0,
+                         points: int = 200) -> dict[str, list[float]]:
+    """p⁻ (K = K⁻(p)) and p⁺ (K = K⁺(p)) for fixed K (L1151-1161): every root in (0, p_max].
+
+    q(p) = s_{0,c}/(N_c m^p); K^±(p) need not be monotone, so the ratio is scanned on ``points``
+    exponents and each sign change refined with brentq.
+    """
+    offset = check_real("offset", offset, low=1.0, low_open=True)
+    grad_computations = check_real("grad_computations", grad_computations, low=0.0, low_open=True)
+    p_max = check_real("p_max", p_max, low=0.0, high=MAX_EXPONENT, low_open=True)
+
+    def log_ratio(p: float, which: str) -> float:
+        result = theorem4(p=p, sigma=sigma, epsilon=epsilon, delta=0.5, client_size=client_size,
+                          sample_rate=initial_size / (client_size * offset**p), grad_computations=grad_computations,
+                          gamma=gamma)
+        return math.log((result.k_minus if which == "minus" else result.k_plus) / grad_computations)
+
+    grid = np.linspace(p_max / points, p_max, points)
+    roots: dict[str, list[float]] = {}
+    for which in ("minus", "plus"):
+        values = [log_ratio(p, which) for p in grid]
+        roots[f"p_{which}"] = [float(brentq(log_ratio, a, b, args=(which,), xtol=1e-12))
+                               for a, b, fa, fb in zip(grid, grid[1:], values, values[1:], strict=False)
+                               if fa == 0 or fa * fb < 0]
+    return roots
+
+
 # --------------------------------------------------------------------------------------------
 # Theorem 3 evaluated directly on a realised sequence (L177-185, D.2 L925-1069)
 # --------------------------------------------------------------------------------------------

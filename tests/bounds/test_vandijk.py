@@ -195,3 +195,30 @@ def test_corrected_selection_uses_a_gamma_that_bounds_its_own_m_over_t():
                                   sigma=sigma, r0=1 / math.e)
         assert sel.gamma >= sel.m / len(sel.sizes) and all_hold(sel.hypotheses)
         assert sel.budget == pytest.approx(sigma / v.case1_factor(p=1, gamma=sel.gamma, alpha=sel.alpha))
+
+
+def test_transition_exponents_solve_k_equals_k_minus_and_k_plus():
+    common = dict(initial_size=16, offset=12.1, client_size=10_000, epsilon=1, sigma=8, grad_computations=1e5,
+                  gamma=0.062)
+    roots = v.transition_exponents(**common, p_max=2)
+    (p_minus,), (p_plus,) = roots["p_minus"], roots["p_plus"]
+    assert 0 < p_minus < p_plus < 2
+    q = lambda p: 16 / (10_000 * 12.1**p)  # noqa: E731
+    at = lambda p: v.theorem4(p=p, sigma=8, epsilon=1, delta=1e-8, sample_rate=q(p), client_size=10_000,  # noqa: E731
+                              grad_computations=1e5, gamma=0.062)
+    assert at(p_minus).k_minus == pytest.approx(1e5, rel=1e-9) and at(p_plus).k_plus == pytest.approx(1e5, rel=1e-9)
+    curve = v.aggregated_noise_curve(exponents=[p_minus * 0.99, (p_minus + p_plus) / 2, p_plus * 1.01], delta=1e-8,
+                                     **common)
+    assert [point.theorem.case for point in curve] == ["1", "gap", "2"]
+    assert curve[1].aggregated_noise is None
+    first = curve[0]
+    assert first.aggregated_noise == pytest.approx(math.sqrt(first.rounds) * first.theorem.sigma_lower_bound)
+
+
+def test_epsilon_after_each_step_matches_prefix_accounting():
+    segments = [(0.01, 1.1, 30), (0.03, 1.1, 20)]
+    curve = rdp.epsilon_after_each_step(segments, 1e-5)
+    integer_orders = tuple(a for a in rdp.RDP_ORDERS if a == int(a))
+    for prefix, steps in ((segments[:1], 30), ([segments[0], (0.03, 1.1, 5)], 35), (segments, 50)):
+        expected = rdp.epsilon_for_segments(prefix, 1e-5, orders=integer_orders)[0]
+        assert curve[steps - 1] == pytest.approx(expected, rel=1e-12)
