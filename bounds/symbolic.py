@@ -28,14 +28,12 @@ from functools import cache
 
 import sympy as sp
 
-#: Paper symbols, all positive. ``N_c`` is the client's data set size, ``s = N_c q`` (L1223).
+#: Paper symbols, all positive. ``N_c`` is the client's data set size, ``s = N_c q`` (L1225).
 p, r, gamma, alpha = sp.symbols("p r gamma alpha", positive=True)
 epsilon, N_c, s, K, T, q = sp.symbols("epsilon N_c s K T q", positive=True)
 #: 1 − α, positive; used inside the derivations and replaced by 1 − α in the results.
 _beta = sp.Symbol("beta", positive=True)
 _x = sp.Symbol("x", positive=True)  # the value c_1 is compared with (x_thr or 1/(rρ))
-
-SQRT3_MINUS_1_HALF = (sp.sqrt(3) - 1) / 2
 
 
 def _in_alpha(expr: sp.Expr) -> sp.Expr:
@@ -43,19 +41,9 @@ def _in_alpha(expr: sp.Expr) -> sp.Expr:
 
 
 def _positive_factorisation(total: sp.Expr) -> sp.Expr:
-    """``sp.factor(total)`` as a product of factors sympy knows to be positive, else ``total`` unchanged."""
+    """``sp.factor(total)`` if every factor is known to be positive (so its log expands), else ``total``."""
     factored = sp.factor(total)
-    coefficient, rest = factored.as_coeff_Mul()
-    factors = list(sp.Mul.make_args(rest))
-    if coefficient < 0:  # move the sign into a sum factor, e.g. −2u(1−√3+(√3−2)u) = 2u(√3−1+(2−√3)u)
-        sums = [index for index, factor in enumerate(factors) if factor.is_Add]
-        if not sums:
-            return total
-        factors[sums[0]] = sp.expand(-factors[sums[0]])
-        coefficient = -coefficient
-    if not all(factor.is_positive for factor in factors):
-        return total
-    return sp.Mul(coefficient, *factors, evaluate=False) if coefficient != 1 else sp.Mul(*factors)
+    return factored if all(factor.is_positive for factor in sp.Mul.make_args(factored)) else total
 
 
 def monomial(expr: sp.Expr) -> sp.Expr:
