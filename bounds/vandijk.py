@@ -18,8 +18,8 @@ round (spec §9.4, errata I-41/I-42); the bounds below do not cover those deviat
 number of rounds, the (1+γ)^{1/2} lost in (31)) and checks every hypothesis on the realised
 integer sequence.
 
-Sample-size and step-size recipes (Lemmas 1–3, Theorem 2/5) live in
-:mod:`bounds.vandijk_sequences` and are re-exported here.
+Sample-size and step-size recipes (Lemmas 1–3, Theorem 2/5) and the power sequence
+⌈N_c q (i+m)^p⌉ live in :mod:`bounds.vandijk_sequences`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from scipy.optimize import brentq
 
 from bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
 from bounds.validation import check_choice, check_int, check_real
+from bounds.vandijk_sequences import power_sequence
 
 SQRT3_MINUS_1_HALF = (math.sqrt(3.0) - 1.0) / 2.0
 #: Upper bound (√3−1)/16 of every r0 iterate (L1335).
@@ -688,8 +689,6 @@ def _continuous_rounds(epochs: float, q: float, p: float) -> float:
 
 
 def _realised_sizes(client_size: int, q: float, m: float, p: float, total: float) -> np.ndarray:
-    from bounds.vandijk_sequences import power_sequence
-
     return power_sequence(client_size=client_size, sample_rate=q, offset=m, exponent=p, total=math.ceil(total))
 
 
