@@ -289,10 +289,16 @@ def k_star_coefficient(*, alpha: float, p: float, gamma: float, variant: str = "
     solving q(T+m)^p ≤ α with T ≤ ((p+1)K/s)^{1/(1+p)} gives (1+γ)^{−(1+p)} (erratum I-20), which
     ``variant="corrected"`` uses.
     """
+    return math.exp(_log_k_star_coefficient(alpha=alpha, p=p, gamma=gamma, variant=variant))
+
+
+def _log_k_star_coefficient(*, alpha: float, p: float, gamma: float, variant: str) -> float:
+    """log D (D itself underflows for small p: α^{(1+p)/p})."""
     variant = _check_variant(variant)
     p = _check_p(p, allow_zero=False)
+    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
     sign = 1.0 if variant == "paper" else -1.0
-    return alpha ** ((1 + p) / p) / (p + 1) * (1 + gamma) ** (sign * (1 + p))
+    return (1 + p) / p * math.log(alpha) - math.log(p + 1) + sign * (1 + p) * math.log1p(_check_gamma(gamma))
 
 
 def sample_rate_for_k_star(*, alpha: float, p: float, gamma: float, epochs: float, variant: str = "corrected") -> float:
@@ -387,7 +393,10 @@ def theorem4(*, p: float, sigma: float, epsilon: float, delta: float, sample_rat
     a = constant_a_closed(p=p, gamma=gamma)
     d = k_star_coefficient(alpha=alpha, p=p, gamma=gamma, variant=variant)
     scale = epsilon ** ((1 + p) / (1 + 2 * p)) * sample_rate ** (-1 / (1 + 2 * p)) * client_size
-    k_minus, k_plus, k_star = b * scale, a * scale, d * sample_rate ** (-1 / p) * client_size
+    log_k_star = (_log_k_star_coefficient(alpha=alpha, p=p, gamma=gamma, variant=variant)
+                  + math.log(client_size) - math.log(sample_rate) / p)
+    k_minus, k_plus = b * scale, a * scale
+    k_star = math.exp(min(log_k_star, 709.0)) if log_k_star < 709.0 else math.inf  # q^{-1/p} overflows for tiny p
     if grad_computations <= k_minus:
         case, bound = "1", budget * case1_factor(p=p, gamma=gamma, alpha=alpha)
     elif grad_computations >= k_plus:
@@ -514,6 +523,14 @@ def _sample_sizes(sizes, client_size: int) -> np.ndarray:
     return array
 
 
+def _smallest_admissible_r0(max_rate: float, sigma: float) -> float:
+    """σ·max_i q_i, nudged up by rounding so that max_i q_i ≤ r0/σ holds in floating point."""
+    r0 = sigma * max_rate
+    while r0 / sigma < max_rate:
+        r0 = math.nextafter(r0, math.inf)
+    return r0
+
+
 def theorem3(*, sizes, client_size: int, sigma: float, epsilon: float, delta: float | None = None,
              r0: float | None = None) -> Theorem3Result:
     """Theorem 3 evaluated on the realised sequence (the paper never does this; spec §4.9, §9.1).
@@ -533,8 +550,8 @@ def theorem3(*, sizes, client_size: int, sigma: float, epsilon: float, delta: fl
     s1, s2, s3 = moments
     rho, rho_hat = s1 * s3 / s2**2, s1**2 / s2
     max_rate = float(s.max()) / n
-    r0 = sigma * max_rate if r0 is None else check_real("r0", r0, low=0.0, high=sigma, low_open=True,
-                                                        high_open=True)
+    r0 = _smallest_admissible_r0(max_rate, sigma) if r0 is None else check_real(
+        "r0", r0, low=0.0, high=sigma, low_open=True, high_open=True)
     constants = r_constant(r0=r0, sigma=sigma)
     c1 = epsilon / (rounds * s1**2)
     c0, branch = c_function(c1, r=constants.r, rho=rho, rho_hat=rho_hat)
@@ -581,7 +598,7 @@ def lemma4_delta(*, sizes, client_size: int, sigma: float, epsilon: float, r0: f
     s = _sample_sizes(sizes, client_size)
     sigma = check_real("sigma", sigma, low=0.0, low_open=True)
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
-    r0 = sigma * float(s.max()) / client_size if r0 is None else r0
+    r0 = _smallest_admissible_r0(float(s.max()) / client_size, sigma) if r0 is None else r0
     constants = r_constant(r0=r0, sigma=sigma)
     if not all_hold(constants.hypotheses):
         raise ValueError(f"r0 = {r0:g} violates r0 <= 1/e, u0 < 1 or u1 < 1 at sigma = {sigma:g}")

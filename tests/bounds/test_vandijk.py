@@ -222,3 +222,21 @@ def test_epsilon_after_each_step_matches_prefix_accounting():
     for prefix, steps in ((segments[:1], 30), ([segments[0], (0.03, 1.1, 5)], 35), (segments, 50)):
         expected = rdp.epsilon_for_segments(prefix, 1e-5, orders=integer_orders)[0]
         assert curve[steps - 1] == pytest.approx(expected, rel=1e-12)
+
+
+def test_theorem3_default_r0_satisfies_its_own_hypothesis_despite_rounding():
+    """σ·max q_i divided by σ can round below max q_i (0.0016 at σ = 5.78196); the default r0 must still hold."""
+    result = v.theorem3(sizes=[16] * 1563, client_size=10_000, sigma=5.781955821947998, epsilon=1)
+    assert result.valid
+
+
+def test_theorem4_k_star_for_tiny_p_is_computed_in_logs():
+    """α^{(1+p)/p} underflows and q^{-1/p} overflows for small p; K* is their product, computed in logs."""
+    common = dict(sigma=8, epsilon=1, delta=1e-8, sample_rate=1e-3, client_size=10_000, grad_computations=1e4,
+                  gamma=0.05)
+    result = v.theorem4(p=0.005, **common)
+    alpha = result.r0 / 8
+    expected = (1.005 / 0.005 * math.log(alpha) - math.log(1.005) - 1.005 * math.log(1.05) + math.log(10_000)
+                - math.log(1e-3) / 0.005)
+    assert math.log(result.k_star) == pytest.approx(expected, rel=1e-12) and result.hypotheses[1].holds
+    assert v.theorem4(p=0.001, **common).k_star == math.inf
