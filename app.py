@@ -12,26 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from bounds import accounting
+from planner.display import epsilon_text, parse_number
 
 st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
 
 ASSUMPTIONS = ("Assumptions behind every number: Poisson sampling (each example joins a step independently with "
                "probability q), add/remove-one neighbouring data sets, Gaussian noise with noise multiplier "
                "σ = noise standard deviation / clipping norm.")
-
-
-def epsilon_text(value: float, decimals: int = 4) -> str:
-    """ε rounded *up* at the shown precision: a displayed ε is never below the computed bound."""
-    nearest = round(value, decimals)
-    return f"{nearest if nearest >= value else nearest + 10**-decimals:.{decimals}f}"
-
-
-def parse_number(name: str, text: str) -> float:
-    """A float from a text box, or a ValueError naming the field."""
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{name} must be a number; got {text!r}") from None
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

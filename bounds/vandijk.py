@@ -751,8 +751,9 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     r0_value = _resolve_r0(r0, sigma, p)
     constants = r_constant(r0=r0_value, sigma=sigma)
     if not all_hold(constants.hypotheses):
-        failed = "; ".join(h.detail for h in constants.hypotheses if not h.holds)
-        raise ValueError(f"r0 = {r0_value:g} at sigma = {sigma:g} violates (16)'s hypotheses ({failed})")
+        failed = "; ".join(f"{h.name} fails, {h.detail}" for h in constants.hypotheses if not h.holds)
+        raise ValueError(f"r0 = {r0_value:g} at sigma = {sigma:g} violates (16)'s hypotheses: {failed}; "
+                         f"raise sigma or lower r0")
     alpha = r0_value / sigma
     epochs = grad_computations / client_size
     if closed_form and variant == "corrected":

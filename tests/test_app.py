@@ -1,4 +1,4 @@
-"""The Streamlit accountant page, run headless with streamlit.testing."""
+"""The Streamlit pages (accountant, increasing sample sizes), run headless with streamlit.testing."""
 
 from __future__ import annotations
 
@@ -7,12 +7,19 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+INCREASING_SIZES_PAGE = str(ROOT / "pages" / "1_Increasing_sample_sizes.py")
 
 
 @pytest.fixture
 def app() -> AppTest:
     return AppTest.from_file(APP, default_timeout=120).run()
+
+
+@pytest.fixture
+def page() -> AppTest:
+    return AppTest.from_file(INCREASING_SIZES_PAGE, default_timeout=120).run()
 
 
 def metric(app: AppTest, label_start: str) -> str:
@@ -47,3 +54,29 @@ def test_calibration_page(app):
     assert pld_sigma < rdp_sigma
     app.radio[1].set_value("steps").run()
     assert not app.exception and int(float(metric(app, "steps (PLD)"))) > int(float(metric(app, "steps (RDP)")))
+
+
+# ---------------------------------------------------------------- increasing sample sizes page
+def test_corrected_plan_of_the_main_text_example(page):
+    assert not page.exception and not page.error
+    assert metric(page, "Rounds") == "185 / 185" and metric(page, "Constant-size rounds") == "1563"
+    assert float(metric(page, "Tight ε (RDP)")) == pytest.approx(0.1253, abs=1e-4)
+
+
+def test_paper_variant_shows_its_failed_hypothesis(page):
+    page.radio[0].set_value("paper").run()
+    assert not page.exception and not page.error
+    assert metric(page, "Rounds") == "195 / 183" and metric(page, "Paper's δ") == "5.502e-08"
+    assert any("hypothesis of the theorem fails" in w.value for w in page.warning)
+
+
+def test_increasing_sizes_page_shows_bad_input_with_st_error(page):
+    page.text_input[3].set_value("0.5").run()
+    assert not page.exception
+    assert [e.value for e in page.error] == [
+        "r0 = 0.367879 at sigma = 0.5 violates (16)'s hypotheses: u0 < 1 fails, 6.49228 < 1; "
+        "u1 < 1 fails, 35.2957 < 1; raise sigma or lower r0"]
+    page.text_input[6].set_value("r0(sigma)").run()
+    assert [e.value for e in page.error] == ["sigma must be a real number in [1.13654, inf); got 0.5"]
+    page.text_input[0].set_value("x").run()
+    assert [e.value for e in page.error] == ["initial_size must be a number; got 'x'"]
