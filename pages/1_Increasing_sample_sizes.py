@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from bounds.accounting import round_up
 from planner.display import epsilon_text, parse_number
 from planner.export import render
 from planner.vandijk import SAMPLING_NOTE, plan_vandijk
@@ -57,7 +58,7 @@ def results(plan) -> None:
     first, second, third, fourth = st.columns(4)
     first.metric("Rounds (reported / run)", f"{sel.rounds} / {plan.realised_rounds}")
     second.metric("Constant-size rounds", f"{sel.constant_rounds}")
-    third.metric("Paper's δ at ε", f"{sel.delta:.3e}")
+    third.metric("Paper's δ at ε", f"{round_up(sel.delta, 2):.2g}", help=f"δ = {sel.delta!r}, rounded up")
     tight = plan.tight_pld or plan.tight_rdp
     fourth.metric(f"Tight ε ({tight.accountant.upper()}) at that δ", epsilon_text(tight.epsilon))
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")
