@@ -224,11 +224,20 @@ def test_variant_paper_and_theta0(binary):
 # --------------------------------------------------------------------------- optima, G, ξ, Λ by brute force
 
 
-@pytest.mark.parametrize(("model", "k"), [("logistic", 1), ("softmax", 3), ("ridge", 1)])
-def test_optima_and_gradient_statistics_by_brute_force(binary, multiclass, regression, model, k):
+@pytest.mark.parametrize(
+    ("model", "k", "sparse"),
+    [("logistic", 1, False), ("softmax", 3, False), ("ridge", 1, False), ("logistic", 1, True), ("softmax", 3, True)],
+)
+def test_optima_and_gradient_statistics_by_brute_force(binary, multiclass, regression, model, k, sparse):
     X, y = {"logistic": binary, "softmax": multiclass, "ridge": regression}[model]
-    n = len(y)
-    c = estimate_constants(X=X, y=y, model=model, regularization=RHO, clients=3, seed=2, path_points=5)
+    n, f = X.shape
+    theta0 = np.linspace(-1.0, 2.0, k * f)  # a non-zero start: the ρθ part of every gradient counts
+    features = X
+    if sparse:  # half the entries zeroed: the ℓ1 norms off the support of x are ρ|θ_j|
+        X = np.where(np.random.default_rng(3).random(X.shape) < 0.5, 0.0, X)
+        features = sp.csr_matrix(X)
+    c = estimate_constants(X=features, y=y, model=model, regularization=RHO, clients=3, seed=2, path_points=5,
+                           theta0=theta0)
     blocks = split_clients(n, 3, seed=2, labels=y)
     # optimality, checked with the independent gradient
     assert np.linalg.norm(mean_gradient(model, c.theta_star, X, y, RHO, k)) < GRADIENT_TOLERANCE
