@@ -7,8 +7,8 @@ zhou L260-264), G (A5, zhou L272-276), ξ₁ and ξ₂ (A1/A2, zhou L194, L218),
 Implementation" (zhou L369-372) leaves μ, λ, ξ₁, G to "existing algorithms" and estimates Y₀ and Γ from
 the clients' local optima θ_i*, F_i*. This module does the same on a data set split over N clients:
 
-* every local optimum θ_i* and the global optimum θ* are computed with L-BFGS (scipy), polished by a
-  trust-region Newton-CG step when needed, to a gradient norm below :data:`GRADIENT_TOLERANCE`;
+* every local optimum θ_i* and the global optimum θ* are computed with L-BFGS (scipy), polished by
+  Newton steps when needed, to a gradient norm below :data:`GRADIENT_TOLERANCE`;
 * μ and λ are the Hessian bounds of each local objective F_i (A3/A4 are stated for every F_i,
   zhou L264, L270), combined as μ = min_i μ_i and λ = max_i λ_i;
 * G, ξ₁, ξ₂ and Λ_i are maxima of per-sample gradient statistics over a set of evaluation points that
@@ -75,9 +75,9 @@ class ProblemConstants:
     mu: float
     #: λ: smoothness of every F_i (A3, zhou L260-264).
     lam: float
-    #: G: bound on the per-sample gradient norm along the trajectory (A5, zhou L272-276).
+    #: G: largest per-sample gradient norm ‖∇F(θ, ζ)‖₂ at the evaluation points (estimate of A5, zhou L272-276).
     G: float
-    #: ξ₁ / ξ₂: largest ℓ1 / ℓ2 norm of a per-sample gradient (A1 zhou L194, A2 zhou L218).
+    #: ξ₁ / ξ₂: largest ℓ1 / ℓ2 norm of a per-sample gradient at the evaluation points (A1 zhou L194, A2 L218).
     xi1: float
     xi2: float
     #: Λ_i: within-client standard deviation of per-sample gradients, one per client (A6, zhou L389).
@@ -215,6 +215,21 @@ class _Model:
             W = PU - P * PU.sum(axis=1, keepdims=True)
         return np.asarray(data.X.T @ W).T.ravel() / data.size + self.rho * vector
 
+    def hessian(self, data: _Data, theta: np.ndarray) -> np.ndarray:
+        """The dense p × p Hessian of F_D at θ (for small p)."""
+        Z = self._scores(data, theta)
+        if self.name == "logistic":
+            s = expit(Z[:, 0])
+            weights = s * (1.0 - s)
+            blocks = [[_weighted_gram(data.X, weights)]]
+        elif self.name == "ridge":
+            blocks = [[_weighted_gram(data.X, np.ones(data.size))]]
+        else:
+            P = np.exp(Z - logsumexp(Z, axis=1)[:, None])
+            blocks = [[_weighted_gram(data.X, (P[:, a] if a == b else 0.0) - P[:, a] * P[:, b])
+                       for b in range(self.k)] for a in range(self.k)]
+        return np.block(blocks) / data.size + self.rho * np.eye(self.p)
+
     def sample_statistics(self, data: _Data, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-sample ‖∇F(θ, ζ)‖₂², ‖∇F(θ, ζ)‖₁ and the mean gradient ∇F_D(θ).
 
@@ -255,6 +270,12 @@ class _Model:
         return self.rho, 0.5 * high + self.rho, high / self.k + self.rho
 
 
+def _weighted_gram(X, weights: np.ndarray) -> np.ndarray:
+    """Xᵀ diag(weights) X as a dense array."""
+    product = X.T @ (X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None])
+    return product.toarray() if sp.issparse(product) else np.asarray(product)
+
+
 def _gram_extreme_eigenvalues(data: _Data) -> tuple[float, float]:
     """Smallest and largest eigenvalue of XᵀX/n (exact below DENSE_EIGEN_MAX_FEATURES features)."""
     n, f = data.X.shape
@@ -282,15 +303,27 @@ def _minimise(model: _Model, data: _Data, start: np.ndarray) -> tuple[np.ndarray
                       options={"maxiter": 20_000, "maxcor": 30, "gtol": 1e-12, "ftol": 1e-16})
     theta = result.x
     value, gradient = fun(theta)
-    if np.linalg.norm(gradient) >= 0.1 * GRADIENT_TOLERANCE:
+    target = 0.1 * GRADIENT_TOLERANCE
+    if np.linalg.norm(gradient) >= target and model.p <= DENSE_EIGEN_MAX_FEATURES:
+        # Newton steps with the exact Hessian, kept while they reduce the gradient norm.
+        for _ in range(20):
+            step = np.linalg.solve(model.hessian(data, theta), gradient)
+            new_value, new_gradient = fun(theta - step)
+            if not np.linalg.norm(new_gradient) < np.linalg.norm(gradient):
+                break
+            theta, value, gradient = theta - step, new_value, new_gradient
+            if np.linalg.norm(gradient) < target:
+                break
+    elif np.linalg.norm(gradient) >= target:
         result = minimize(fun, theta, jac=True, hessp=hessp, method="trust-ncg",
-                          options={"gtol": 0.1 * GRADIENT_TOLERANCE, "maxiter": 500})
+                          options={"gtol": target, "maxiter": 500})
         theta = result.x
         value, gradient = fun(theta)
     norm = float(np.linalg.norm(gradient))
     if not norm < GRADIENT_TOLERANCE:
         raise RuntimeError(f"the optimiser stopped at gradient norm {norm:.3g} >= {GRADIENT_TOLERANCE:g} "
-                           f"({model.name}, {data.size} samples); the problem may be badly conditioned")
+                           f"({model.name}, {data.size} samples): the problem is too badly conditioned or badly "
+                           "scaled for float64; rescale the features or labels, or raise the regularization")
     return theta, value, norm
 
 
@@ -572,8 +605,8 @@ def _method_texts(model: str, k: int, rho: float, lam_at_zero: float, lam: float
         lam_text = f"exact: max_i λ_max(XᵢᵀXᵢ/d_i) + ρ, the constant Hessian of F_i (A3, zhou L260-264); {gram}"
     elif model == "logistic":
         mu_text = (f"exact: ρ = {rho:g}, the infimum over θ of λ_min(∇²F_i(θ)) (A4 must hold for all θ, zhou "
-                   "L266-270): the data term Xᵀdiag(s(1−s))X/d_i tends to 0 along a direction with no xᵀθ = 0; "
-                   "the curvature near θ* is larger")
+                   "L266-270): the data term Xᵀdiag(s(1−s))X/d_i tends to 0 along any direction θ with xᵀθ ≠ 0 "
+                   "for every non-zero x; the curvature near θ* is larger")
         lam_text = ("exact: max_i λ_max(XᵢᵀXᵢ/d_i)/4 + ρ; s(1−s) ≤ 1/4 with equality at θ = 0, so the supremum "
                     f"of λ_max(∇²F_i(θ)) is attained at θ = 0 (A3, zhou L260-264); {gram}. Never larger than "
                     "the per-sample bound max‖x‖²/4 + ρ")
@@ -588,10 +621,13 @@ def _method_texts(model: str, k: int, rho: float, lam_at_zero: float, lam: float
     points = (f"the {path_points} equally spaced points of the segment θ₀ → θ* and the {N} local optima θ_i* "
               "(a stand-in for the trajectory θ_t, which is unknown before training)")
     return {
-        "optimisation": (f"θ* of F = Σ (d_i/d) F_i and every θ_i* of F_i: scipy L-BFGS-B, then trust-region "
-                         f"Newton-CG until ‖∇‖₂ < {GRADIENT_TOLERANCE:g}; local solves start at θ*"),
-        "mu": mu_text + "; μ = min_i μ_i (A4 is stated for every F_i)",
-        "lam": lam_text + "; λ = max_i λ_i (A3 is stated for every F_i)",
+        "optimisation": (f"θ* of F = Σ (d_i/d) F_i and every θ_i* of F_i: scipy L-BFGS-B, then Newton steps "
+                         "with the exact Hessian (trust-region Newton-CG above 2048 parameters) until "
+                         f"‖∇‖₂ < {GRADIENT_TOLERANCE:g}; local solves start at θ*"),
+        "mu": mu_text + ("; μ = min_i μ_i: A4 is stated for every F_i and used per client in Lemma 3's proof "
+                         "(zhou L668), although Table II calls μ a constant of F (zhou L806)"),
+        "lam": lam_text + ("; λ = max_i λ_i: A3 is stated for every F_i and used per client in Lemma 3's proof "
+                           "(zhou L660), although Table II calls λ a constant of F (zhou L805)"),
         "G": ("max over samples ζ and evaluation points θ of ‖∇F(θ, ζ)‖₂ (A5, zhou L272-276, read as a "
               f"per-sample bound on the trajectory); evaluation points: {points}. An estimate, not a bound "
               "for noisy iterates that leave these points"),
@@ -601,7 +637,7 @@ def _method_texts(model: str, k: int, rho: float, lam_at_zero: float, lam: float
         "xi2": "max over samples and evaluation points of ‖∇F(θ, ζ)‖₂ (A2, zhou L218); equals G by construction",
         "Lambda_i": ("Λ_i² = max over evaluation points of (1/d_i) Σ_{ζ∈D_i} ‖∇F(θ, ζ) − ∇F_i(θ)‖², the "
                      "within-client variance of a per-sample gradient (A6, zhou L389; Table II calls Λ_i the "
-                     f"variance, zhou L803); {points}"),
+                     f"variance, zhou L807); {points}"),
         "Gamma": (f"variant={variant!r}. Definition (Gamma_definition): F* − Σ_i (d_i/d) F_i* with the global "
                   "optimum (Def. 4, zhou L246), exact up to the optimiser tolerance. Paper (Gamma_paper): "
                   "max_i F_i* − Σ_i (d_i/d) F_i* (zhou L372), which can under- or over-estimate Γ"),

@@ -376,3 +376,16 @@ def test_lanczos_path_agrees_with_the_dense_eigenvalues(regression, monkeypatch)
     lanczos = estimate_constants(X=sp.csr_matrix(X), y=y, model="ridge", regularization=RHO, client_indices=blocks)
     np.testing.assert_allclose(lanczos.mu_i, dense.mu_i, rtol=1e-8)
     np.testing.assert_allclose(lanczos.lam_i, dense.lam_i, rtol=1e-8)
+
+
+@pytest.mark.parametrize(("model", "k", "sparse"), [("logistic", 1, False), ("softmax", 3, True), ("ridge", 1, False)])
+def test_newton_polish_uses_the_exact_hessian(binary, multiclass, regression, model, k, sparse):
+    # white box: the dense Hessian of the Newton polish against the explicit one
+    from planner.estimate import _make_data, _Model
+
+    X, y = {"logistic": binary, "softmax": multiclass, "ridge": regression}[model]
+    labels = y.astype(np.int64) if model == "softmax" else y
+    data = _make_data(sp.csr_matrix(X) if sparse else X, labels)
+    theta = np.linspace(-1.0, 1.0, k * X.shape[1])
+    computed = _Model(model, RHO, X.shape[1], k if model == "softmax" else None).hessian(data, theta)
+    np.testing.assert_allclose(computed, hessian(model, theta, X, RHO, k), rtol=1e-12, atol=1e-14)
