@@ -126,6 +126,20 @@ class ProblemConstants:
         """γ = 2λ/μ, the step-size offset of Theorems 3-4 (zhou L296)."""
         return 2.0 * self.lam / self.mu
 
+    def fedsgd_problem_kwargs(self) -> dict:
+        """Keyword arguments of ``bounds.fedsgd_dpc.Problem`` (Zhou et al.'s constants under its names)."""
+        return {
+            "num_clients": self.clients,
+            "model_dim": self.dim,
+            "client_sizes": tuple(float(size) for size in self.client_sizes),
+            "strong_convexity": self.mu,
+            "smoothness": self.lam,
+            "gradient_bound": self.G,
+            "heterogeneity": self.Gamma,
+            "initial_distance": self.Y0,
+            "local_gradient_std": self.Lambda_i,
+        }
+
     def to_dict(self) -> dict:
         """Every scalar and tuple field (no parameter vectors), JSON-serialisable."""
         skip = {"theta0", "theta_star", "theta_i_star"}

@@ -389,3 +389,14 @@ def test_newton_polish_uses_the_exact_hessian(binary, multiclass, regression, mo
     theta = np.linspace(-1.0, 1.0, k * X.shape[1])
     computed = _Model(model, RHO, X.shape[1], k if model == "softmax" else None).hessian(data, theta)
     np.testing.assert_allclose(computed, hessian(model, theta, X, RHO, k), rtol=1e-12, atol=1e-14)
+
+
+def test_constants_feed_zhou_problem(binary):
+    X, y = binary
+    c = estimate_constants(X=X, y=y, model="logistic", regularization=RHO, clients=3, seed=0)
+    kwargs = c.fedsgd_problem_kwargs()
+    assert kwargs["strong_convexity"] == c.mu and kwargs["smoothness"] == c.lam and kwargs["gradient_bound"] == c.G
+    assert kwargs["heterogeneity"] == c.Gamma and kwargs["initial_distance"] == c.Y0 and kwargs["model_dim"] == 4
+    fedsgd_dpc = pytest.importorskip("bounds.fedsgd_dpc")
+    problem = fedsgd_dpc.Problem(**kwargs)
+    assert problem.gamma == pytest.approx(c.gamma) and problem.total_size == 90
