@@ -561,6 +561,7 @@ class RoundsChoice:
     bound_paper: float
     bound_best: float
     variant: str
+    hypotheses: tuple[Hypothesis, ...] = ()
     source: str = "zhou Eq. (6), L316-322; rounding: floor (Table I, L467)"
 
 
@@ -579,7 +580,7 @@ def optimal_rounds(*, constants: LaplaceConstants, clients_per_round: int, max_r
     best, bound_best = _best_rounds(constants, b, max_rounds, variant)
     return RoundsChoice(clients_per_round=b, continuous=continuous, paper=paper, best=best,
                         bound_paper=float(_laplace_values(constants, paper, b, variant)), bound_best=bound_best,
-                        variant=variant)
+                        variant=variant, hypotheses=constants.hypotheses)
 
 
 @dataclass(frozen=True)
@@ -593,6 +594,7 @@ class ClientsChoice:
     bound_paper: float
     bound_best: float
     variant: str
+    hypotheses: tuple[Hypothesis, ...] = ()
     source: str = "zhou L330-336; rounding: ceil (Table I, L467)"
 
 
@@ -617,7 +619,7 @@ def optimal_clients(*, constants: LaplaceConstants, rounds: int, variant: str = 
     index = int(np.argmin(values))
     return ClientsChoice(rounds=t, continuous=continuous, paper=paper, best=int(candidates[index]),
                          bound_paper=float(_laplace_values(constants, t, paper, variant)),
-                         bound_best=float(values[index]), variant=variant)
+                         bound_best=float(values[index]), variant=variant, hypotheses=constants.hypotheses)
 
 
 @dataclass(frozen=True)
@@ -638,6 +640,8 @@ class LaplaceRegime:
     margin: float
     critical_epsilon: float | None
     candidates: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    hypotheses: tuple[Hypothesis, ...] = ()
+    variant: str = "paper"  # the continuous relaxation: bT/N replies
     source: str = "zhou KKT solutions L358-367, Appendix F L738-742; regime criterion spec D2 (erratum Z-4)"
 
 
@@ -665,7 +669,7 @@ def laplace_regime(*, constants: LaplaceConstants) -> LaplaceRegime:
     if c.epsilon_eff is not None:
         critical = c.epsilon_eff * 2.0 * c.gamma * product / c.C3 if c.C3 > 0 else math.inf
     return LaplaceRegime(rounds=t_star, clients_per_round=b_star, bound=u_star, regime=regime, margin=margin,
-                         critical_epsilon=critical, candidates=candidates)
+                         critical_epsilon=critical, candidates=candidates, hypotheses=c.hypotheses)
 
 
 @dataclass(frozen=True)
@@ -840,7 +844,7 @@ def gaussian_choice(*, constants: GaussianConstants, max_rounds: float = math.in
                 else "E1/N + E2 = 0: U does not depend on T")
     bound = c.E3 if t == math.inf else (c.E1 / n + c.E2) / (t + c.gamma) + c.E3
     return Choice(rounds=t, clients_per_round=n, bound=bound, replies=float(t), method="sign of E1/N + E2",
-                  variant="paper", notes=(note,), hypotheses=c.hypotheses,
+                  variant="corrected", notes=(note,), hypotheses=c.hypotheses,
                   source="zhou Solutions 1-2, L416-421; spec D5")
 
 

@@ -88,6 +88,10 @@ def test_problem_derived_values_and_equal_size_hypothesis():
     (check,) = prob.hypotheses
     assert not check.holds and check.detail == "min d_i = 5000, max d_i = 7000"
     assert problem().hypotheses[0].holds is True
+    c = z.laplace_constants(problem=prob, epsilon=1.0, clipping_norm=300)
+    reported = (c, z.optimal_rounds(constants=c, clients_per_round=2), z.optimal_clients(constants=c, rounds=9),
+                z.laplace_regime(constants=c), z.laplace_exact_choice(constants=c), z.laplace_paper_choice(constants=c))
+    assert all(result.hypotheses == (check,) for result in reported)
 
 
 # ---------------------------------------------------------------- replies and Laplace noise (Theorem 1)
