@@ -41,6 +41,12 @@ def brute_laplace(c, rounds, clients, variant):
     return (c.C1 / b + noise + c.C3) / (t + c.gamma)
 
 
+def brute_t_star(c, clients):
+    """Eq. (6) in C-form, √(γ² + (C₁/b + C₃)/(C₂b)) − γ (L322, L364), written out again."""
+    b = np.asarray(clients, dtype=float)
+    return np.sqrt(c.gamma**2 + np.maximum(c.C1 / b + c.C3, 0) / (c.C2 * b)) - c.gamma
+
+
 def integer_grid(c, t_max):
     t, b = np.meshgrid(np.arange(t_max + 1), np.arange(1, c.num_clients + 1), indexing="ij")
     return t, b
@@ -290,7 +296,7 @@ def test_regime_criterion_on_random_instances():
         c = random_constants(rng)
         regime = z.laplace_regime(constants=c)
         grid = np.linspace(1, c.num_clients, 2001)
-        values = brute_laplace(c, z._rounds_star(c, grid), grid, "paper")  # exact T*(b) for every b on the grid
+        values = brute_laplace(c, brute_t_star(c, grid), grid, "paper")  # exact T*(b) for every b on the grid
         assert regime.bound <= values.min() * (1 + 1e-12)
         assert regime.bound == pytest.approx(values[0] if regime.clients_per_round == 1 else values[-1], rel=1e-12)
         if abs(regime.margin) > 1e-9 * abs(c.C3) + 1e-12:
@@ -333,7 +339,7 @@ def test_exact_integer_optimum_is_the_brute_force_minimum_and_never_loses_to_the
         c = random_constants(rng)
         capped = trial % 3 == 0
         cap = int(rng.integers(0, 40)) if capped else math.inf
-        t_limit = cap if capped else int(3 * z._rounds_star(c, 1) + 3 * c.num_clients + 5)
+        t_limit = cap if capped else int(3 * brute_t_star(c, 1) + 3 * c.num_clients + 5)
         t, b = integer_grid(c, t_limit)
         values = brute_laplace(c, t, b, variant)
         exact = z.laplace_exact_choice(constants=c, max_rounds=cap, variant=variant)
