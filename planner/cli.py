@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from bounds import accounting
-from planner import cli_vandijk
+from planner import cli_fedsgd_dpc, cli_vandijk
 from planner.schedule_io import load_schedule
 
 
@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--steps", "--rounds", type=float, dest="steps", required=True)
         _add_accountant_options(sub)
     cli_vandijk.add_parser(commands)
+    cli_fedsgd_dpc.add_parser(commands)
     return parser
 
 

@@ -1,0 +1,164 @@
+"""Plan FedSGD-DPC (Zhou et al.): how many rounds T and clients per round b, from constants or from data.
+
+From (raw constants, or a data set split over N clients → :func:`planner.estimate.estimate_constants`),
+the per-client privacy target and the mechanism to T*, b*, the bound U(T*, b*), the noise each client
+adds and the bound curve U(T, b*). Every answer also carries the paper's rounding rule next to the exact
+integer optimum, the regime of the Laplace solution, and the hypotheses that fail.
+
+Privacy model: Laplace (pure ε, full local data per reply, replace-one or add/remove-one) or Gaussian
+(Poisson sampling of local examples at rate q, add/remove-one); see :mod:`bounds.fedsgd_dpc`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bounds import fedsgd_dpc as zhou
+from bounds.theorem import all_hold
+from bounds.validation import check_choice, check_int
+
+MECHANISMS = ("laplace", "gaussian")
+CURVE_POINTS = 60
+
+
+@dataclass(frozen=True)
+class FedSGDPlan:
+    """T*, b*, the bound and its provenance for one problem and privacy target."""
+
+    mechanism: str
+    choice: zhou.Choice
+    paper_choice: zhou.Choice | None
+    regime: zhou.LaplaceRegime | None
+    noise: dict
+    curve: tuple[tuple[int, float], ...]
+    constants: dict
+
+    def summary(self) -> dict:
+        choice = self.choice
+        hypotheses = list(choice.hypotheses)
+        return {
+            "mechanism": self.mechanism, "T_star": choice.rounds, "b_star": choice.clients_per_round,
+            "bound": choice.bound, "replies_per_client": choice.replies, "method": choice.method,
+            "variant": choice.variant, "notes": list(choice.notes),
+            "paper_rule": None if self.paper_choice is None else {
+                "T": self.paper_choice.rounds, "b": self.paper_choice.clients_per_round,
+                "bound": self.paper_choice.bound},
+            "regime": None if self.regime is None else {
+                "regime": self.regime.regime, "margin": self.regime.margin,
+                "critical_epsilon": self.regime.critical_epsilon,
+                "continuous_T": self.regime.rounds, "continuous_b": self.regime.clients_per_round},
+            "noise": self.noise, "constants": self.constants,
+            "hypotheses": [h.to_dict() for h in hypotheses], "hypotheses_hold": all_hold(hypotheses),
+            "statement": self.statement(),
+        }
+
+    def statement(self) -> str:
+        choice = self.choice
+        model = (zhou.LAPLACE_SAMPLING + "; " + zhou.LAPLACE_RELATION if self.mechanism == "laplace"
+                 else zhou.GAUSSIAN_SAMPLING + "; " + zhou.GAUSSIAN_RELATION)
+        return (f"Run T = {choice.rounds} rounds with b = {choice.clients_per_round} clients each: Zhou et al.'s "
+                f"bound on E||theta_T - theta*||^2 is {choice.bound:.6g} ({choice.method}, variant "
+                f"{choice.variant}); each client replies at most {choice.replies:g} times. Privacy model: {model}.")
+
+
+def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b, fix_T, variant):
+    constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=clipping_norm)
+    regime, paper = zhou.laplace_regime(constants=constants), None
+    if fix_b is not None:
+        found = zhou.optimal_rounds(constants=constants, clients_per_round=fix_b, max_rounds=max_rounds,
+                                    variant=variant)
+        choice = _fixed(found.best, fix_b, found.bound_best, problem, variant, "exact integer T for fixed b",
+                        found.source, constants.hypotheses)
+    elif fix_T is not None:
+        found = zhou.optimal_clients(constants=constants, rounds=fix_T, variant=variant)
+        choice = _fixed(fix_T, found.best, found.bound_best, problem, variant, "exact integer b for fixed T",
+                        found.source, constants.hypotheses)
+    else:
+        choice = zhou.laplace_exact_choice(constants=constants, max_rounds=max_rounds, variant=variant)
+        paper = zhou.laplace_paper_choice(constants=constants, max_rounds=max_rounds, variant=variant)
+    noise = {"scale": [], "epsilon_guaranteed": []}
+    if choice.rounds > 0:
+        for size, eps in zip(problem.client_sizes, np.broadcast_to(epsilon, (problem.num_clients,)), strict=True):
+            drawn = zhou.laplace_noise(rounds=int(choice.rounds), clients_per_round=choice.clients_per_round,
+                                       num_clients=problem.num_clients, client_size=size, epsilon=float(eps),
+                                       clipping_norm=clipping_norm, variant=variant)
+            noise["scale"].append(drawn.scale)
+            noise["epsilon_guaranteed"].append(drawn.epsilon_guaranteed)
+    curve = tuple((int(t), float(zhou.laplace_bound(constants=constants, rounds=int(t),
+                                                    clients_per_round=choice.clients_per_round, variant=variant)))
+                  for t in _curve_rounds(choice.rounds))
+    constants_dict = {"C1": constants.C1, "C2": constants.C2, "C3": constants.C3, "gamma": constants.gamma}
+    return choice, paper, regime, noise, curve, constants_dict
+
+
+def _fixed(rounds, clients, bound, problem, variant, method, source, hypotheses) -> zhou.Choice:
+    replies = zhou.replies_per_client(rounds=int(rounds), clients_per_round=int(clients),
+                                      num_clients=problem.num_clients, variant=variant)
+    return zhou.Choice(rounds=int(rounds), clients_per_round=int(clients), bound=float(bound), replies=replies,
+                       method=method, variant=variant, notes=(), hypotheses=tuple(hypotheses), source=source)
+
+
+def _curve_rounds(rounds: float) -> np.ndarray:
+    top = max(10, int(3 * rounds)) if math.isfinite(rounds) else 1000
+    return np.unique(np.concatenate(([0], np.geomspace(1, top, CURVE_POINTS).astype(int))))
+
+
+def _gaussian(problem: zhou.Problem, *, epsilon, delta, clipping_norm, sample_rate, c2, max_rounds, accountant):
+    if c2 is not None:
+        constants = zhou.gaussian_constants(problem=problem, epsilon=epsilon, delta=delta, clipping_norm=clipping_norm,
+                                            sample_rate=sample_rate, c2=c2)
+        choice = zhou.gaussian_choice(constants=constants, max_rounds=max_rounds)
+        curve_b = choice.clients_per_round
+        curve = tuple((int(t), float(zhou.gaussian_bound(constants=constants, rounds=int(t),
+                                                         clients_per_round=curve_b)))
+                      for t in _curve_rounds(choice.rounds))
+        return choice, {"mode": "paper Eq. (5) with assumed c2"}, curve, {
+            "E1": constants.E1, "E2": constants.E2, "E3": constants.E3, "gamma": constants.gamma}
+    if not math.isfinite(max_rounds):
+        raise ValueError("max_rounds must be a finite integer for the Gaussian mechanism with accountant noise "
+                         "(give --max-rounds, or --c2 for the paper's Eq. (5))")
+    choice = zhou.gaussian_accountant_choice(problem=problem, epsilon=epsilon, delta=delta,
+                                             clipping_norm=clipping_norm, sample_rate=sample_rate,
+                                             max_rounds=int(max_rounds), accountant=accountant)
+    return choice, {"mode": f"{accountant} accountant", "noise_multipliers": list(choice.noise_multipliers)}, (), {}
+
+
+def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_norm: float, delta=None,
+                    sample_rate: float | None = None, c2: float | None = None, max_rounds: float = math.inf,
+                    fix_b: int | None = None, fix_T: int | None = None, variant: str = "corrected",
+                    accountant: str = "rdp", constants: dict | None = None) -> FedSGDPlan:
+    """T*, b* and the bound for one mechanism (zhou Sec. V-B Laplace, Sec. VI-B Gaussian).
+
+    Laplace: the exact integer optimum (never worse than the paper rule, which is reported too), or the
+    constrained optimum with ``fix_b`` / ``fix_T``. Gaussian: with ``c2`` the paper's Eq. (5) solution
+    (b* = N, T* = T_max or 0); without it the exhaustive search with accountant-calibrated noise (needs a
+    finite ``max_rounds``). ``clipping_norm`` is ξ₁ (Laplace, L1) or ξ₂ (Gaussian, L2).
+    """
+    mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+    if fix_b is not None and fix_T is not None:
+        raise ValueError("give at most one of fix_b and fix_T")
+    if fix_b is not None:
+        fix_b = check_int("fix_b", fix_b, low=1, high=problem.num_clients)
+    if fix_T is not None:
+        fix_T = check_int("fix_T", fix_T, low=0)
+    if max_rounds != math.inf:
+        max_rounds = check_int("max_rounds", max_rounds, low=0)
+    paper = regime = None
+    if mechanism == "laplace":
+        choice, paper, regime, noise, curve, derived = _laplace(problem, epsilon=epsilon, clipping_norm=clipping_norm,
+                                                                max_rounds=max_rounds, fix_b=fix_b, fix_T=fix_T,
+                                                                variant=variant)
+    else:
+        if fix_b is not None or fix_T is not None:
+            raise ValueError("fix_b/fix_T apply to the Laplace mechanism; the Gaussian optimum has b* = N "
+                             "and T* at a boundary (zhou L418-419)")
+        if delta is None or sample_rate is None:
+            raise ValueError("the Gaussian mechanism needs delta in (0, 1) and sample_rate in (0, 1)")
+        choice, noise, curve, derived = _gaussian(problem, epsilon=epsilon, delta=delta, clipping_norm=clipping_norm,
+                                                  sample_rate=sample_rate, c2=c2, max_rounds=max_rounds,
+                                                  accountant=accountant)
+    return FedSGDPlan(mechanism=mechanism, choice=choice, paper_choice=paper, regime=regime, noise=noise,
+                      curve=curve, constants={**(constants or {}), **derived})
