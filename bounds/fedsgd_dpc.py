@@ -739,7 +739,8 @@ def laplace_exact_choice(*, constants: LaplaceConstants, max_rounds: float = mat
     for b in range(1, n + 1):
         t, value = _best_rounds(constants, b, max_rounds, variant)
         options.append((value, b * t, t, b))
-    bound, _, t, b = min(options)
+    _, _, t, b = min(options)
+    bound = float(_laplace_values(constants, t, b, variant))  # as the paper rule computes it: comparable to the bit
     notes = _laplace_notes(t)
     paper = laplace_paper_choice(constants=constants, max_rounds=max_rounds, variant=variant)
     if (paper.rounds, paper.clients_per_round) != (t, b):

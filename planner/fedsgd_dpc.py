@@ -102,8 +102,10 @@ def _fixed(rounds, clients, bound, problem, variant, method, source, hypotheses)
 
 
 def _curve_rounds(rounds: float) -> np.ndarray:
+    """T values of the bound curve: 0, a geometric grid to 3·T*, and T* itself."""
     top = max(10, int(3 * rounds)) if math.isfinite(rounds) else 1000
-    return np.unique(np.concatenate(([0], np.geomspace(1, top, CURVE_POINTS).astype(int))))
+    marked = [rounds] if math.isfinite(rounds) else []
+    return np.unique(np.concatenate(([0], np.geomspace(1, top, CURVE_POINTS).astype(int), marked))).astype(int)
 
 
 def _gaussian(problem: zhou.Problem, *, epsilon, delta, clipping_norm, sample_rate, c2, max_rounds, accountant):

@@ -110,3 +110,4 @@ def test_curve_has_rounds_zero_and_grows_past_the_optimum():
     plan = plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=1, clipping_norm=1)
     rounds = np.array([t for t, _ in plan.curve])
     assert rounds[0] == 0 and rounds[-1] >= 2 * plan.choice.rounds and math.isfinite(plan.curve[-1][1])
+    assert dict(plan.curve)[plan.choice.rounds] == plan.choice.bound  # T* is on the curve, at its bound
