@@ -12,8 +12,6 @@ import argparse
 import math
 
 from bounds import fedsgd_dpc as zhou
-from planner.datasets import load_libsvm
-from planner.estimate import estimate_constants
 from planner.fedsgd_dpc import MECHANISMS, plan_fedsgd_dpc
 
 RAW = (("mu", "strong convexity μ"), ("lam", "smoothness λ"), ("G", "gradient bound G (A5)"),
@@ -67,6 +65,9 @@ def _problem_and_norms(args: argparse.Namespace) -> tuple[zhou.Problem, float, d
             raise ValueError(f"--dataset estimates the constants; do not also give {', '.join(given)}")
         if args.clients is None:
             raise ValueError("--dataset needs --clients N")
+        from planner.datasets import load_libsvm  # scipy.optimize and sparse: loaded only for --dataset
+        from planner.estimate import estimate_constants
+
         features, labels = load_libsvm(args.dataset)
         estimated = estimate_constants(X=features, y=labels, model=args.model, regularization=args.regularization,
                                        clients=_whole(args.clients), seed=args.seed, iid=not args.non_iid)

@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from bounds import vandijk
 from planner.export import FORMATS, format_for_path, write_schedule
-from planner.vandijk import STEP_RULES, plan_vandijk
 
 
 def parse_r0(text: str) -> float | str:
@@ -72,7 +70,8 @@ def add_parser(commands) -> None:
     schedule.add_argument("--out", required=True, metavar="FILE", help=f"output file ({', '.join(FORMATS)})")
     schedule.add_argument("--learning-rate", type=float, help="η0 of the per-iteration step size η_t")
     schedule.add_argument("--decay", type=float, default=0.0, help="β of η_t = η0/(1+βt) or η0/(1+β√t)")
-    schedule.add_argument("--step-rule", choices=STEP_RULES, default="inverse", help="η0/(1+βt) or η0/(1+β√t)")
+    schedule.add_argument("--step-rule", default="inverse",
+                          help="inverse: η0/(1+βt) (default), inverse-sqrt: η0/(1+β√t)")
     paper.set_defaults(handler=run)
 
 
@@ -81,6 +80,8 @@ def _integer(value: float) -> int | float:
 
 
 def _plan(args: argparse.Namespace, **extra):
+    from planner.vandijk import plan_vandijk  # scipy.optimize: loaded only when a vandijk command runs
+
     if args.sigma_range is not None and args.delta is None:
         raise ValueError("--sigma-range needs --delta (the target δ)")
     return plan_vandijk(initial_size=_integer(args.initial_size),
@@ -93,6 +94,8 @@ def _plan(args: argparse.Namespace, **extra):
 
 def run(args: argparse.Namespace) -> dict:
     if args.vandijk_command == "r0":
+        from bounds import vandijk
+
         result = vandijk.r0_of_sigma(sigma=args.sigma, p=args.p, gamma=args.gamma)
         return {"sigma": result.sigma, "p": result.p, "gamma": result.gamma, "r0": result.r0, "r": result.r,
                 "alpha": result.alpha, "u0": result.u0, "u1": result.u1, "iterations": result.iterations,
