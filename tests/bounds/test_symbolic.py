@@ -1,7 +1,7 @@
-"""bounds.symbolic derives van Dijk's closed forms; bounds.vandijk's hand-written numerics must agree.
+"""bounds.symbolic.vandijk derives van Dijk's closed forms; bounds.vandijk's hand-written numerics must agree.
 
 Paper lines are ``vandijk_async_fl_dp.txt`` lines. Symbolic identities are decided by
-:func:`bounds.symbolic.monomial` (canonical product of powers) or ``sympy.simplify``; where the
+:func:`bounds.symbolic.algebra.monomial` (canonical product of powers) or ``sympy.simplify``; where the
 expression keeps a sum (x_thr), equality is checked numerically at many points.
 """
 
@@ -13,8 +13,8 @@ import math
 import pytest
 import sympy as sp
 
-from bounds import symbolic as sym
 from bounds import vandijk as v
+from bounds.symbolic import vandijk as sym
 
 p, r, gamma, alpha = sym.p, sym.r, sym.gamma, sym.alpha
 epsilon, N_c, s, K = sym.epsilon, sym.N_c, sym.s, sym.K

@@ -1,4 +1,4 @@
-"""The Zhou section of bounds.symbolic: closed forms derived by sympy from Theorems 3/4 against the printed
+"""bounds.symbolic.zhou: closed forms derived by sympy from Theorems 3/4 against the printed
 formulas (zhou L322, L334-336, L356, L364, L414) and against the numeric functions of bounds.fedsgd_dpc.
 """
 
@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from bounds import fedsgd_dpc as f
-from bounds import symbolic as sym
+from bounds.symbolic import zhou as sym
 
 Z = sym.ZHOU
 

@@ -23,11 +23,13 @@ Functions are pure and cached (sympy expressions are immutable).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
-from types import SimpleNamespace
 
 import sympy as sp
+
+from bounds.symbolic.algebra import as_function, monomial, solve_positive
+
+__all__ = ["as_function", "monomial"]  # re-exported for callers that evaluate these derivations
 
 #: Paper symbols, all positive. ``N_c`` is the client's data set size, ``s = N_c q`` (L1225).
 p, r, gamma, alpha = sp.symbols("p r gamma alpha", positive=True)
@@ -40,56 +42,6 @@ _x = sp.Symbol("x", positive=True)  # the value c_1 is compared with (x_thr or 1
 def _in_alpha(expr: sp.Expr) -> sp.Expr:
     return expr.subs(_beta, 1 - alpha)
 
-
-def _positive_factorisation(total: sp.Expr) -> sp.Expr:
-    """``sp.factor(total)`` if every factor is known to be positive (so its log expands), else ``total``."""
-    factored = sp.factor(total)
-    return factored if all(factor.is_positive for factor in sp.Mul.make_args(factored)) else total
-
-
-def monomial(expr: sp.Expr) -> sp.Expr:
-    """Canonical form of a product of powers of positive factors: one power per base, exponents cancelled.
-
-    log(expr) is expanded (all bases are positive, so ``force=True`` is sound), sums are factored
-    (so that 3p²+4p+1 becomes (p+1)(3p+1)), the coefficient of each log(base) is collected and
-    cancelled, and the product is rebuilt. Sums that do not factor stay as bases.
-    """
-    exponents: dict[sp.Expr, sp.Expr] = {}
-    pending = [(sp.S.One, expr)]
-    while pending:
-        weight, factor = pending.pop()
-        logged = sp.expand(sp.expand_log(sp.log(factor), force=True))
-        for term in sp.Add.make_args(logged):
-            if term == 0:
-                continue
-            logs = [item for item in sp.Mul.make_args(term) if isinstance(item, sp.log)]
-            if len(logs) != 1:
-                raise ArithmeticError(f"not a product of powers of positive factors: {expr}")
-            base, exponent = logs[0].args[0], weight * term / logs[0]
-            factored = _positive_factorisation(base) if base.is_Add else base
-            if factored != base:
-                pending.append((exponent, factored))
-            else:
-                exponents[base] = exponents.get(base, sp.S.Zero) + exponent
-    result = sp.S.One
-    for base, exponent in exponents.items():
-        result *= base ** sp.factor(sp.cancel(exponent))
-    return result
-
-
-def _solve_positive(lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol) -> tuple[sp.Expr, bool]:
-    """The positive root of lhs(var) = rhs and whether lhs increases in var (strictly monotone lhs).
-
-    Returns (root, increasing): lhs ≤ rhs ⟺ var ≤ root when increasing, var ≥ root otherwise.
-    Monotonicity is decided by sympy from the sign of d lhs/d var under the positivity assumptions.
-    """
-    roots = [root for root in sp.solve(sp.Eq(lhs, rhs), var) if root.is_positive is not False]
-    if len(roots) != 1:
-        raise ArithmeticError(f"expected one positive root of {lhs} = {rhs} in {var}, got {roots}")
-    slope = sp.factor(sp.diff(lhs, var))
-    if slope.is_positive is None and slope.is_negative is None:
-        raise ArithmeticError(f"cannot decide whether {lhs} is monotone in {var} (derivative {slope})")
-    return monomial(sp.factor(roots[0])), bool(slope.is_positive)
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,8 +83,8 @@ def vandijk_round_bounds() -> tuple[sp.Expr, sp.Expr]:
     """
     sums_low = (s / N_c) * T ** (p + 1) / (p + 1)
     sums_up = (s / N_c) * (T * (1 + gamma)) ** (p + 1) / (p + 1)
-    t_up, increasing_low = _solve_positive(sums_low, K / N_c, T)  # K/N_c ≥ sums_low ⟺ T ≤ t_up
-    t_low, increasing_up = _solve_positive(sums_up, K / N_c, T)  # K/N_c ≤ sums_up ⟺ T ≥ t_low
+    t_up, increasing_low = solve_positive(sums_low, K / N_c, T)  # K/N_c ≥ sums_low ⟺ T ≤ t_up
+    t_low, increasing_up = solve_positive(sums_up, K / N_c, T)  # K/N_c ≤ sums_up ⟺ T ≥ t_low
     if not (increasing_low and increasing_up):
         raise ArithmeticError("Σ q_i should increase with T")
     return t_low, t_up
@@ -180,7 +132,7 @@ def _k_scale() -> sp.Expr:
 def _b_of_threshold() -> sp.Expr:
     """B as a function of the threshold x: lower(c_1) ≥ x ⟺ K ≤ B(x)·scale (vandijk (25), L1255-1259)."""
     lower, _ = _c1_bounds()
-    root, increasing = _solve_positive(lower, _x, K)
+    root, increasing = solve_positive(lower, _x, K)
     if increasing:
         raise ArithmeticError("the lower bound on c_1 should decrease in K")
     b = monomial(root / _k_scale())
@@ -213,7 +165,7 @@ def vandijk_b_of_threshold() -> tuple[sp.Expr, sp.Symbol]:
 def _a_general() -> sp.Expr:
     _, upper = _c1_bounds()
     rho, _ = _rho_bounds()
-    root, increasing = _solve_positive(upper, _x, K)  # x = 1/(rρ) substituted below
+    root, increasing = solve_positive(upper, _x, K)  # x = 1/(rρ) substituted below
     if increasing:
         raise ArithmeticError("the upper bound on c_1 should decrease in K")
     a = monomial(root / _k_scale())
@@ -233,7 +185,7 @@ def vandijk_a_from_k_plus() -> sp.Expr:
 @cache
 def _r_star() -> sp.Expr:
     rho, _ = _rho_bounds()
-    root, increasing = _solve_positive(_branch_threshold() * r * rho, sp.S.One, r)
+    root, increasing = solve_positive(_branch_threshold() * r * rho, sp.S.One, r)
     if not increasing:
         raise ArithmeticError("x_thr·rρ should increase in r")
     return root
@@ -334,7 +286,7 @@ def vandijk_k_star_coefficient() -> sp.Expr:
 
     D = α^{(1+p)/p}/(p+1)·(1+γ)^{−(1+p)}. The paper prints (1+γ)^{+(1+p)} (L1197, L193; erratum I-20).
     """
-    root, increasing = _solve_positive(vandijk_max_sample_rate_bound(), alpha, K)
+    root, increasing = solve_positive(vandijk_max_sample_rate_bound(), alpha, K)
     if not increasing:
         raise ArithmeticError("the bound on q(T+m)^p should increase in K")
     d = monomial(root / ((N_c / s) ** (1 / p) * N_c))
@@ -353,196 +305,3 @@ def vandijk_k_star_printed_overshoot() -> sp.Expr:
     """The bound on max_i q_i at K = the printed K*: α(1+γ)^{2p}, which exceeds α for γ > 0 (erratum I-20)."""
     k_printed = vandijk_k_star_coefficient_printed() * (N_c / s) ** (1 / p) * N_c
     return monomial(vandijk_max_sample_rate_bound().subs(K, k_printed))
-
-
-# --------------------------------------------------------------------------------------------
-# Numeric evaluation
-# --------------------------------------------------------------------------------------------
-
-def as_function(expr: sp.Expr) -> Callable[..., float]:
-    """A float function of ``expr`` taking its free symbols as keyword arguments (``p=…, gamma=…``).
-
-    A missing or unexpected keyword raises ``ValueError`` naming it.
-    """
-    symbols = sorted(expr.free_symbols, key=lambda symbol: symbol.name)
-    names = tuple(symbol.name for symbol in symbols)
-    function = sp.lambdify(symbols, expr, modules="math")
-
-    def evaluate(**values: float) -> float:
-        missing, extra = set(names) - set(values), set(values) - set(names)
-        if missing or extra:
-            raise ValueError(f"arguments must be exactly {names}; missing {sorted(missing)}, "
-                             f"unexpected {sorted(extra)}")
-        return float(function(*(values[name] for name in names)))
-
-    evaluate.__doc__ = f"{expr} as a float function of {', '.join(names) or 'nothing'}."
-    return evaluate
-
-
-# ============================================================================================
-# Zhou et al., optimal numbers of queries and replies (zhou_queries_replies_fl_dp.txt)
-# ============================================================================================
-#
-# The closed forms of Sec. V-B and VI-B derived from the bounds they rest on: the C and E constants are
-# read off Theorem 3/4's right-hand side (zhou L298, L401), T*(b) and b*(T) solve the first-order
-# conditions of U(T, b) (L322, L336) and the regime criterion of spec D2 is the sign of U's slope along
-# the stationary curve bT = √(C₁/C₂). ``tests/bounds/test_symbolic_zhou.py`` checks them against the
-# printed formulas and the numeric functions of :mod:`bounds.fedsgd_dpc`.
-
-#: Zhou symbols. T, b, C₁, C₂, γ and the problem constants are positive; C₃ and E₂ may have either sign.
-#: ``N_minus_1`` = N − 1 > 0 is used inside the derivations so that √(N − 1) can be pulled out.
-ZHOU = SimpleNamespace(
-    **{name: sp.Symbol(name, positive=True) for name in (
-        "T", "b", "N", "gamma", "C1", "C2", "E1", "E3", "mu", "lam", "G", "Gamma", "Y0", "p", "d", "xi",
-        "Sigma", "Sigma_G", "c2", "Lambda_term", "n")},
-    C3=sp.Symbol("C3", real=True), E2=sp.Symbol("E2", real=True),
-)
-_zhou_n1 = sp.Symbol("N_minus_1", positive=True)
-
-
-def _zhou_with_n1(expr: sp.Expr) -> sp.Expr:
-    return expr.subs(ZHOU.N, _zhou_n1 + 1)
-
-
-def _zhou_with_n(expr: sp.Expr) -> sp.Expr:
-    return expr.subs(_zhou_n1, ZHOU.N - 1)
-
-
-def _zhou_positive_root(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
-    """The one root of expr = 0 in var that sympy cannot prove non-positive."""
-    roots = [root for root in sp.solve(sp.Eq(expr, 0), var) if root.is_positive is not False]
-    if len(roots) != 1:
-        raise ArithmeticError(f"expected one positive root of {expr} = 0 in {var}, got {roots}")
-    return roots[0]
-
-
-def _zhou_omega0(extra: sp.Expr = sp.S.Zero) -> sp.Expr:
-    z = ZHOU
-    return 2 * (z.N - z.b) / (z.N - 1) * z.G**2 / z.b + extra + 2 * z.lam * z.Gamma
-
-
-@cache
-def zhou_laplace_bound() -> sp.Expr:
-    """Theorem 3 at t = T: (1/(T+γ))((4/μ²)ω₀ + γY₀) + ω₁/(μ²(T+γ)) (zhou L296-298).
-
-    ω₀ = 2(N−b)G²/((N−1)b) + 2λΓ and ω₁ = 32pbT²ξ₁²Σ/(Nd²) with Σ = Σ_i ε_i⁻² (Proposition 1, L210).
-    """
-    z = ZHOU
-    omega1 = 32 * z.p * z.b * z.T**2 * z.xi**2 / (z.N * z.d**2) * z.Sigma
-    return (4 / z.mu**2 * _zhou_omega0() + z.gamma * z.Y0) / (z.T + z.gamma) + omega1 / (z.mu**2 * (z.T + z.gamma))
-
-
-@cache
-def zhou_laplace_constants() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """(C₁, C₂, C₃) read off b·(T+γ)·U = C₁ + C₂b²T² + C₃b, U from Theorem 3 (zhou L354-356).
-
-    Gives C₁ = 8NG²/(μ²(N−1)), C₂ = 32pξ₁²Σ/(μ²Nd²), C₃ = γY₀ + (4/μ²)(2λΓ − 2G²/(N−1)) (L356).
-    """
-    z = ZHOU
-    scaled = sp.Poly(sp.expand(sp.cancel(zhou_laplace_bound() * (z.T + z.gamma) * z.b)), z.T, z.b)
-    coefficients = dict(zip(scaled.monoms(), scaled.coeffs(), strict=True))
-    if set(coefficients) - {(0, 0), (2, 2), (0, 1)}:
-        raise ArithmeticError(f"b(T+γ)U is not C1 + C2 b²T² + C3 b: {scaled}")
-    return tuple(sp.factor(coefficients.get(key, sp.S.Zero)) for key in ((0, 0), (2, 2), (0, 1)))
-
-
-def zhou_laplace_bound_in_constants() -> sp.Expr:
-    """U(T, b) = (C₁/b + C₂bT² + C₃)/(T + γ) (zhou L354)."""
-    z = ZHOU
-    return (z.C1 / z.b + z.C2 * z.b * z.T**2 + z.C3) / (z.T + z.gamma)
-
-
-@cache
-def zhou_rounds_star_generic() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
-    """(T*, a, c): the minimiser over T ≥ 0 of (a + cT²)/(T + γ), a ≥ 0, c > 0; Eq. (6) has a = A₁ + γY₀, c = A₂.
-
-    The stationary point solves cT² + 2cγT − a = 0 (zhou L322); the second derivative 2(a + cγ²)/(T+γ)³
-    is positive, so U is convex in T (L322) and the positive root is the minimiser.
-    """
-    z = ZHOU
-    a, c = sp.symbols("a c", positive=True)
-    u = (a + c * z.T**2) / (z.T + z.gamma)
-    root = _zhou_positive_root(sp.numer(sp.together(sp.diff(u, z.T))), z.T)
-    if not sp.factor(sp.diff(u, z.T, 2)).is_positive:
-        raise ArithmeticError("U(T) should be convex")
-    return root, a, c
-
-
-@cache
-def zhou_rounds_star() -> sp.Expr:
-    """T*(b) = √(γ² + (C₁/b + C₃)/(C₂b)) − γ: Eq. (6) with A₁ + γY₀ = C₁/b + C₃, A₂ = C₂b (zhou L322, L364)."""
-    z = ZHOU
-    root, a, c = zhou_rounds_star_generic()
-    return root.subs({a: z.C1 / z.b + z.C3, c: z.C2 * z.b})
-
-
-@cache
-def zhou_clients_star() -> sp.Expr:
-    """b*(T) = √(C₁/C₂)/T, the root of ∂U/∂b = (C₂T² − C₁/b²)/(T+γ) (zhou L336; U convex in b, L336)."""
-    z = ZHOU
-    u = zhou_laplace_bound_in_constants()
-    if not sp.factor(sp.diff(u, z.b, 2)).is_positive:
-        raise ArithmeticError("U(b) should be convex")
-    return _zhou_positive_root(sp.numer(sp.together(sp.diff(u, z.b))), z.b)
-
-
-@cache
-def zhou_clients_star_physical() -> sp.Expr:
-    """b*(T) in the problem constants: GNd/(2Tξ₁√(p(N−1)Σ)) (zhou L336, where "Gnd" is printed)."""
-    z = ZHOU
-    c1, c2, _ = zhou_laplace_constants()
-    value = zhou_clients_star().subs({z.C1: _zhou_with_n1(c1), z.C2: _zhou_with_n1(c2)})
-    return _zhou_with_n(sp.powsimp(sp.factor(value), force=True))
-
-
-@cache
-def zhou_regime_curve() -> sp.Expr:
-    """U along the stationary curve b = √(C₁/C₂)/T: (2√(C₁C₂)T + C₃)/(T + γ) (spec D2)."""
-    z = ZHOU
-    return sp.factor(sp.simplify(zhou_laplace_bound_in_constants().subs(z.b, zhou_clients_star())))
-
-
-@cache
-def zhou_regime_slope() -> sp.Expr:
-    """(T+γ)²·dU/dT along bT = √(C₁/C₂): 2γ√(C₁C₂) − C₃, free of T (spec D2).
-
-    Negative ⟺ C₃ > 2γ√(C₁C₂): U keeps falling towards b = 1, so b* = 1; positive: b* = N.
-    """
-    z = ZHOU
-    slope = sp.simplify(sp.diff(zhou_regime_curve(), z.T) * (z.T + z.gamma) ** 2)
-    if z.T in slope.free_symbols:
-        raise ArithmeticError(f"the slope factor depends on T: {slope}")
-    return sp.expand(slope)
-
-
-@cache
-def zhou_gaussian_bound() -> sp.Expr:
-    """Theorem 4 at t = T with ω'₀ = 2(N−b)G²/((N−1)b) + Λ + 2λΓ, ω'₁ = 4c₂²pTξ₂²Σ_G/d² (zhou L401).
-
-    Λ = Σ_i d_iΛ_i²/(qd²) is the symbol ``Lambda_term``; Σ_G = Σ_i ln(1/δ_i)/ε_i².
-    """
-    z = ZHOU
-    omega1 = 4 * z.c2**2 * z.p * z.T * z.xi**2 / z.d**2 * z.Sigma_G
-    return ((4 / z.mu**2 * _zhou_omega0(z.Lambda_term) + z.gamma * z.Y0) / (z.T + z.gamma)
-            + omega1 / (z.mu**2 * (z.T + z.gamma)))
-
-
-@cache
-def zhou_gaussian_constants() -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """(E₁, E₂, E₃) with U = (E₁/b + E₂)/(T + γ) + E₃, E₃ = lim_{T→∞} U, from Theorem 4 (zhou L414)."""
-    z = ZHOU
-    u = zhou_gaussian_bound()
-    e3 = sp.factor(sp.limit(u, z.T, sp.oo))
-    scaled = sp.Poly(sp.expand(sp.cancel((u - e3) * (z.T + z.gamma) * z.b)), z.T, z.b)
-    coefficients = dict(zip(scaled.monoms(), scaled.coeffs(), strict=True))
-    if set(coefficients) - {(0, 0), (0, 1)}:
-        raise ArithmeticError(f"b(T+γ)(U − E3) is not E1 + E2 b: {scaled}")
-    return sp.factor(coefficients[(0, 0)]), sp.expand(coefficients[(0, 1)]), e3
-
-
-@cache
-def zhou_gaussian_slope() -> sp.Expr:
-    """(T+γ)²·∂U/∂T of U = (E₁/b + E₂)/(T+γ) + E₃: −(E₁/b + E₂), so T* ∈ {0, T_max} (zhou L418-419; spec D5)."""
-    z = ZHOU
-    u = (z.E1 / z.b + z.E2) / (z.T + z.gamma) + z.E3
-    return sp.simplify(sp.diff(u, z.T) * (z.T + z.gamma) ** 2)
