@@ -1,119 +1,135 @@
-"""fedplan Streamlit app, first page: the privacy accountant.
+"""fedplan Streamlit app, home page: the planner.
 
-Start with ``streamlit run app.py``. The page is thin: it parses inputs, calls
-:mod:`bounds.accounting`, and shows results, the assumptions behind them, and ε against steps.
+Start with ``streamlit run app.py``. The user states a privacy budget (ε, δ), a data set, the number
+of clients and a compute budget, picks a recipe, and gets the schedule table, the headline numbers
+(the ε the paper's bound claims next to the tight accountant's), every hypothesis checked, and CSV /
+JSON / YAML downloads. The page is thin over :mod:`planner.recipes`; the other pages (sidebar) hold
+the accountant, one page per paper and the validation by simulation.
 """
 
 from __future__ import annotations
 
 import altair as alt
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import accounting
 from planner.display import epsilon_text, parse_number
+from planner.export import render
+from planner.recipes import RECIPES, PlanRequest, plan
+from planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
 
-st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
+st.set_page_config(page_title="fedplan: planner", layout="wide")
 
-ASSUMPTIONS = ("Assumptions behind every number: Poisson sampling (each example joins a step independently with "
-               "probability q), add/remove-one neighbouring data sets, Gaussian noise with noise multiplier "
-               "σ = noise standard deviation / clipping norm.")
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def cached_epsilon(q: float, sigma: float, steps: float, delta: float, accountant: str) -> dict:
-    return accounting.get_epsilon(sample_rate=q, noise_multiplier=sigma, steps=steps, delta=delta,
-                                  accountant=accountant, time_budget=10.0).to_dict()
+DATA_SOURCES = ("Synthetic logistic data", "Upload a LIBSVM or CSV file")
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def cached_calibration(parameter: str, target_epsilon: float, target_delta: float, fixed: tuple,
-                       accountant: str) -> dict:
-    return accounting.calibrate(parameter, target_epsilon=target_epsilon, target_delta=target_delta,
-                                accountant=accountant, time_budget=10.0, **dict(fixed)).to_dict()
+@st.cache_data(show_spinner=False, max_entries=16)
+def synthetic_data(examples: int, features: int, seed: int):
+    from planner.datasets import synthetic_logistic
+
+    return synthetic_logistic(examples, features, seed=seed)
 
 
-def epsilon_chart(q: float, sigma: float, steps: int, delta: float, pld_points: list[tuple[int, float]]):
-    grid = np.unique(np.geomspace(1, max(2 * steps, 10), 120).astype(int))
-    rdp_curve = accounting.epsilon_curve(sample_rate=q, noise_multiplier=sigma, steps=grid, delta=delta)
-    frame = pd.DataFrame({"steps": grid, "epsilon": rdp_curve, "accountant": "RDP"})
-    pld_frame = pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD")
-    colour = alt.Color("accountant", scale=alt.Scale(domain=["PLD", "RDP"], range=["#d62728", "#1f77b4"]))
-    line = alt.Chart(frame).mark_line().encode(x=alt.X("steps", scale=alt.Scale(type="log")), y="epsilon",
-                                               color=colour)
-    dots = alt.Chart(pld_frame).mark_point(filled=True, size=70).encode(x="steps", y="epsilon", color=colour)
-    rule = alt.Chart(pd.DataFrame({"steps": [steps]})).mark_rule(strokeDash=[4, 4]).encode(x="steps")
-    return (line + dots + rule).properties(height=320)
+@st.cache_data(show_spinner=False, max_entries=8)
+def uploaded_data(filename: str, content: bytes):
+    return dataset_from_upload(filename, content)
 
 
-def pld_curve_points(q: float, sigma: float, steps: int, delta: float) -> list[tuple[int, float]]:
-    points = sorted({max(1, int(t)) for t in np.geomspace(1, 2 * steps, 6)} | {steps})
-    progress = st.progress(0.0, text="PLD ε along the curve")
-    values = []
-    for index, t in enumerate(points):
-        values.append((t, cached_epsilon(q, sigma, t, delta, "pld")["epsilon"]))
-        progress.progress((index + 1) / len(points), text=f"PLD ε at {t} steps")
-    progress.empty()
-    return values
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_plan(recipe: str, inputs: dict, X, y):
+    return plan(recipe, PlanRequest(X=X, y=y, **inputs))
 
 
-def epsilon_page() -> None:
-    left, right = st.columns([1, 2])
-    with left:
-        q = parse_number("sample_rate", st.text_input("Sample rate q (Poisson)", "0.01"))
-        sigma = parse_number("noise_multiplier", st.text_input("Noise multiplier σ", "1.1"))
-        steps = parse_number("steps", st.text_input("Steps T", "10000"))
-        delta = parse_number("delta", st.text_input("δ", "1e-5"))
-        show_curve = st.checkbox("Add PLD points to the curve (slower)", value=False)
-    pld_result = cached_epsilon(q, sigma, steps, delta, "pld")
-    rdp_result = cached_epsilon(q, sigma, steps, delta, "rdp")
-    with right:
-        first, second, third = st.columns(3)
-        first.metric(f"ε ({pld_result['accountant'].upper()}, tight)", epsilon_text(pld_result["epsilon"]))
-        second.metric("ε (RDP)", epsilon_text(rdp_result["epsilon"]))
-        third.metric("RDP overstates ε by", f"{100 * (rdp_result['epsilon'] / pld_result['epsilon'] - 1):.1f} %")
-        st.caption(pld_result["statement"])
-        if pld_result["fallback_reason"]:
-            st.warning(pld_result["fallback_reason"])
-        points = pld_curve_points(q, sigma, int(steps), delta) if show_curve else [(int(steps), pld_result["epsilon"])]
-        st.altair_chart(epsilon_chart(q, sigma, int(steps), delta, points), width="stretch")
+def whole_number(name: str, text: str) -> int:
+    value = parse_number(name, text)
+    if not value.is_integer():
+        raise ValueError(f"{name} must be a whole number; got {text!r}")
+    return int(value)
 
 
-def calibration_page() -> None:
-    left, right = st.columns([1, 2])
-    with left:
-        parameter = st.radio("Solve for", ["noise_multiplier", "steps", "sample_rate"], horizontal=True)
-        target_epsilon = parse_number("target_epsilon", st.text_input("Target ε", "2"))
-        target_delta = parse_number("target_delta", st.text_input("Target δ", "1e-5"))
-        fixed = {}
-        if parameter != "sample_rate":
-            fixed["sample_rate"] = parse_number("sample_rate", st.text_input("Sample rate q (Poisson)", "0.01"))
-        if parameter != "noise_multiplier":
-            fixed["noise_multiplier"] = parse_number("noise_multiplier", st.text_input("Noise multiplier σ", "1.1"))
-        if parameter != "steps":
-            fixed["steps"] = parse_number("steps", st.text_input("Steps T", "10000"))
-    with right, st.spinner("Calibrating (RDP bracket, then PLD)…"):
-        pld_answer = cached_calibration(parameter, target_epsilon, target_delta, tuple(sorted(fixed.items())), "pld")
-    with right:
-        first, second = st.columns(2)
-        first.metric(f"{parameter} ({pld_answer['accountant'].upper()})", f"{pld_answer['value']:.6g}",
-                     help=f"ε = {epsilon_text(pld_answer['epsilon'], 6)}")
-        second.metric(f"{parameter} (RDP)", f"{pld_answer['rdp_value']:.6g}")
-        st.caption(pld_answer["statement"])
-        if pld_answer["fallback_reason"]:
-            st.warning(pld_answer["fallback_reason"])
+def data_inputs() -> tuple[str, object, object]:
+    source = st.radio("Data", DATA_SOURCES)
+    if source == DATA_SOURCES[0]:
+        examples = whole_number("examples", st.text_input("Examples", "50000"))
+        features = whole_number("features", st.text_input("Features", "20"))
+        if not 2 <= examples <= 2_000_000 or not 1 <= features <= 1000:
+            raise ValueError("synthetic data: examples must be in [2, 2000000] and features in [1, 1000]; "
+                             f"got {examples} and {features}")
+        X, y = synthetic_data(examples, features, 0)
+        return f"synthetic ({examples} × {features})", X, y
+    upload = st.file_uploader("LIBSVM or CSV file", type=[suffix.lstrip(".") for suffix in UPLOAD_SUFFIXES])
+    if upload is None:
+        raise ValueError("upload a data set, or choose synthetic data")
+    X, y = uploaded_data(upload.name, upload.getvalue())
+    return upload.name, X, y
+
+
+def request_inputs() -> tuple[str, dict, object, object]:
+    st.subheader("Your run")
+    epsilon = parse_number("target_epsilon", st.text_input("Privacy budget ε", "1"))
+    delta = parse_number("target_delta", st.text_input("δ", "1e-6"))
+    name, X, y = data_inputs()
+    clients = whole_number("clients", st.text_input("Clients", "5"))
+    epochs = parse_number("epochs", st.text_input("Compute budget: passes over each client's data", "2.5"))
+    recipe = st.selectbox("Recipe", list(RECIPES), format_func=lambda key: RECIPES[key][0])
+    inputs = {"target_epsilon": epsilon, "target_delta": delta, "clients": clients, "epochs": epochs,
+              "dataset": name}
+    return recipe, inputs, X, y
+
+
+def headline_metrics(result) -> None:
+    head = result.headline
+    columns = st.columns(4)
+    columns[0].metric("Rounds", f"{head['rounds']:g}")
+    if "noise_multiplier" in head:
+        columns[1].metric("Noise multiplier σ", f"{head['noise_multiplier']:.4g}",
+                          help=f"aggregated noise √T·σ = {head['aggregated_noise']:.4g}")
+    else:
+        columns[1].metric("Clients per round", f"{head['clients_per_round']}")
+    columns[2].metric("ε claimed by the paper", epsilon_text(head["claimed_epsilon"]),
+                      help=f"at δ = {head['claimed_delta']:.3g}")
+    columns[3].metric("ε, tight accountant", epsilon_text(head["tight_epsilon"]), help=head["tight_accountant"])
+
+
+def hypotheses_table(result) -> None:
+    if not result.hypotheses:
+        return
+    frame = pd.DataFrame([{"check": "✅ holds" if h.holds else "❌ fails", "hypothesis": h.name,
+                           "numbers": h.detail, "paper line": h.source} for h in result.hypotheses])
+    if not result.hypotheses_hold:
+        st.warning("A hypothesis of the paper's theorem fails for this plan: its claimed ε is not a guarantee.")
+    st.dataframe(frame, hide_index=True)
+
+
+def schedule_section(result) -> None:
+    frame = pd.DataFrame(result.schedule.rows())
+    if result.cumulative_epsilon is not None:
+        frame["cumulative ε (RDP)"] = result.cumulative_epsilon
+        chart = alt.Chart(frame).mark_line().encode(x="round", y=alt.Y("cumulative ε (RDP)"))
+        st.altair_chart(chart.properties(height=220, title="ε spent after each round"), width="stretch")
+    st.dataframe(frame, hide_index=True, height=240)
+    columns = st.columns(3)
+    for column, fmt in zip(columns, ("csv", "json", "yaml"), strict=True):
+        extra = {"cumulative_epsilon": result.cumulative_epsilon} if fmt == "csv" else {}
+        column.download_button(f"Download {fmt.upper()}", render(result.schedule, fmt, **extra),
+                               file_name=f"fedplan_{result.recipe}.{fmt}")
 
 
 def main() -> None:
-    st.title("Privacy accountant")
-    st.write(ASSUMPTIONS)
-    task = st.radio("Task", ["ε of a schedule", "Calibrate a parameter"], horizontal=True)
+    st.title("fedplan: plan a private federated run")
+    st.caption("State your budget, data and compute; pick a recipe from the papers; get a schedule, the bound "
+               "behind it and the tight accountant's ε for the very same schedule.")
+    left, right = st.columns([1, 2])
     try:
-        if task == "ε of a schedule":
-            epsilon_page()
-        else:
-            calibration_page()
+        with left:
+            recipe, inputs, X, y = request_inputs()
+        with right, st.spinner("Planning…"):
+            result = cached_plan(recipe, inputs, X, y)
+        with right:
+            headline_metrics(result)
+            st.caption(result.statement)
+            hypotheses_table(result)
+            schedule_section(result)
     except ValueError as error:
         st.error(str(error))
 

@@ -19,6 +19,7 @@ import numpy as np
 from bounds import fedsgd_dpc as zhou
 from bounds.theorem import all_hold
 from bounds.validation import check_choice, check_int
+from planner.export import Schedule, package_versions
 
 MECHANISMS = ("laplace", "gaussian")
 CURVE_POINTS = 60
@@ -54,6 +55,30 @@ class FedSGDPlan:
             "hypotheses": [h.to_dict() for h in hypotheses], "hypotheses_hold": all_hold(hypotheses),
             "statement": self.statement(),
         }
+
+    def schedule(self) -> Schedule:
+        """T* rounds of b* clients; a round's noise is the largest per-client noise (scale, or σ with Gaussian).
+
+        Every client's own noise is in the metadata. Raises ``ValueError`` when T* = 0 or T* = ∞ (nothing to run).
+        """
+        choice = self.choice
+        if not 0 < choice.rounds < math.inf:
+            raise ValueError(f"T* = {choice.rounds}: there is no schedule to export (see the notes: {choice.notes})")
+        row = {"clients_per_round": choice.clients_per_round, "mechanism": self.mechanism}
+        if self.mechanism == "laplace":
+            row["laplace_scale"] = max(self.noise["scale"])
+        elif choice.noise_multipliers:
+            row["noise_multiplier"] = max(choice.noise_multipliers)
+        metadata = {
+            "paper": "Zhou et al., optimal numbers of queries and replies (FedSGD-DPC)", "variant": choice.variant,
+            "method": choice.method, "bound": choice.bound, "replies_per_client": choice.replies,
+            "noise": self.noise, "constants": self.constants,
+            "sampling": zhou.LAPLACE_SAMPLING if self.mechanism == "laplace" else zhou.GAUSSIAN_SAMPLING,
+            "neighboring_relation": (zhou.LAPLACE_RELATION if self.mechanism == "laplace"
+                                     else zhou.GAUSSIAN_RELATION),
+            "versions": package_versions(),
+        }
+        return Schedule.from_rows([row] * int(choice.rounds), metadata=metadata, statement=self.statement())
 
     def statement(self) -> str:
         choice = self.choice

@@ -1,4 +1,4 @@
-"""The Streamlit pages (accountant, increasing sample sizes), run headless with streamlit.testing."""
+"""The Streamlit pages, run headless with streamlit.testing: planner (home), accountant, increasing sample sizes."""
 
 from __future__ import annotations
 
@@ -8,13 +8,19 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-INCREASING_SIZES_PAGE = str(ROOT / "pages" / "1_Increasing_sample_sizes.py")
+PLANNER = str(ROOT / "app.py")
+ACCOUNTANT_PAGE = str(ROOT / "pages" / "1_Accountant.py")
+INCREASING_SIZES_PAGE = str(ROOT / "pages" / "2_Increasing_sample_sizes.py")
+
+
+@pytest.fixture
+def planner() -> AppTest:
+    return AppTest.from_file(PLANNER, default_timeout=120).run()
 
 
 @pytest.fixture
 def app() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120).run()
+    return AppTest.from_file(ACCOUNTANT_PAGE, default_timeout=120).run()
 
 
 @pytest.fixture
@@ -26,6 +32,46 @@ def metric(app: AppTest, label_start: str) -> str:
     return next(m.value for m in app.metric if m.label.startswith(label_start))
 
 
+# ---------------------------------------------------------------- planner (home)
+def test_planner_answers_the_default_question_with_a_schedule_and_downloads(planner):
+    assert not planner.exception and not planner.error
+    assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier") == "7.554"
+    assert metric(planner, "ε claimed by the paper") == "1.0000"
+    assert float(metric(planner, "ε, tight accountant")) == pytest.approx(0.1116, abs=1e-4)
+    table = planner.dataframe[-1].value
+    assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]
+    assert "✅ holds" in set(planner.dataframe[0].value["check"])
+
+
+def test_planner_switches_recipe_and_budget(planner):
+    planner.selectbox[0].set_value("fedsgd-dpc").run()
+    assert not planner.exception and not planner.error
+    assert metric(planner, "Clients per round") == "5"
+    planner.selectbox[0].set_value("increasing-sizes")
+    planner.text_input[0].set_value("2").run()
+    assert metric(planner, "ε claimed by the paper") == "2.0000"
+    assert int(metric(planner, "Rounds")) < 193
+
+
+@pytest.mark.parametrize(("box", "value", "message"), [
+    (0, "-1", "target_epsilon must be a real number in (0, inf); got -1"),
+    (1, "1", "target_delta must be a real number in (0, 1); got 1"),
+    (1, "abc", "target_delta must be a number; got 'abc'"),
+    (4, "2.5", "clients must be a whole number; got '2.5'"),
+])
+def test_planner_bad_input_is_shown_with_st_error(planner, box, value, message):
+    planner.text_input[box].set_value(value).run()
+    assert not planner.exception
+    assert [e.value for e in planner.error] == [message]
+
+
+def test_planner_asks_for_an_upload(planner):
+    planner.radio[0].set_value("Upload a LIBSVM or CSV file").run()
+    assert not planner.exception
+    assert [e.value for e in planner.error] == ["upload a data set, or choose synthetic data"]
+
+
+# ---------------------------------------------------------------- accountant
 def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
     assert not app.exception and not app.error
     assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979

@@ -1,0 +1,65 @@
+"""Data sets a user uploads (in the app) as bytes: LIBSVM or CSV, to features and labels.
+
+* LIBSVM (``.libsvm``, ``.svm``, ``.txt``): read by :func:`planner.datasets.load_libsvm` (binary labels
+  mapped to {0, 1}).
+* CSV (``.csv``): a header row, numeric columns only; the label column is the one named ``label``,
+  ``y`` or ``target``, else the last column.
+
+Errors are ``ValueError`` naming the uploaded file and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from planner.datasets import load_libsvm
+
+LIBSVM_SUFFIXES = (".libsvm", ".svm", ".txt")
+UPLOAD_SUFFIXES = (*LIBSVM_SUFFIXES, ".csv")
+LABEL_COLUMNS = ("label", "y", "target")
+
+
+def dataset_from_upload(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Features (dense) and labels of an uploaded LIBSVM or CSV file."""
+    suffix = Path(filename).suffix.lower()
+    if suffix not in UPLOAD_SUFFIXES:
+        raise ValueError(f"uploaded file {filename!r} must end in one of {', '.join(UPLOAD_SUFFIXES)}")
+    if not content.strip():
+        raise ValueError(f"uploaded file {filename!r} is empty")
+    X, y = _read_csv(filename, content) if suffix == ".csv" else _read_libsvm(filename, content)
+    if X.shape[0] < 2:
+        raise ValueError(f"uploaded file {filename!r} must hold at least 2 examples; got {X.shape[0]}")
+    return X, y
+
+
+def _read_libsvm(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(filename).name
+        path.write_bytes(content)
+        try:
+            return load_libsvm(path)
+        except ValueError as error:
+            raise ValueError(str(error).replace(str(path), filename)) from None
+
+
+def _read_csv(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.BytesIO(content))
+    except (ValueError, pd.errors.ParserError) as error:
+        raise ValueError(f"uploaded file {filename!r} is not a readable CSV: {error}") from None
+    if frame.shape[1] < 2:
+        raise ValueError(f"uploaded file {filename!r} needs at least one feature column and a label column; "
+                         f"got {frame.shape[1]} column(s)")
+    non_numeric = [str(name) for name in frame.columns if not pd.api.types.is_numeric_dtype(frame[name])]
+    if non_numeric:
+        raise ValueError(f"uploaded file {filename!r} has non-numeric columns: {', '.join(non_numeric[:5])}")
+    if frame.isna().any().any():
+        raise ValueError(f"uploaded file {filename!r} has empty or missing cells")
+    label = next((name for name in frame.columns if str(name).lower() in LABEL_COLUMNS), frame.columns[-1])
+    return frame.drop(columns=[label]).to_numpy(dtype=np.float64), frame[label].to_numpy(dtype=np.float64)
