@@ -34,7 +34,8 @@ def test_csv_label_column_by_name_or_last():
     ("d.xlsx", b"a", "uploaded file 'd.xlsx' must end in one of .libsvm, .svm, .txt, .csv"),
     ("d.csv", b"a,b\nx,1\ny,0\n", "uploaded file 'd.csv' has non-numeric columns: a"),
     ("d.csv", b"a,b\n1,1\n,0\n", "uploaded file 'd.csv' has empty or missing cells"),
-    ("d.csv", b"a\n1\n2\n", "uploaded file 'd.csv' needs at least one feature column and a label column; got 1 column(s)"),
+    ("d.csv", b"a\n1\n2\n",
+     "uploaded file 'd.csv' needs at least one feature column and a label column; got 1 column(s)"),
     ("d.csv", b"a,b\n1,0\n", "uploaded file 'd.csv' must hold at least 2 examples; got 1"),
 ])
 def test_malformed_uploads_are_clear_errors(name, content, message):
