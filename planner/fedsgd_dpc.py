@@ -189,3 +189,15 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
                                                   accountant=accountant)
     return FedSGDPlan(mechanism=mechanism, choice=choice, paper_choice=paper, regime=regime, noise=noise,
                       curve=curve, constants={**(constants or {}), **derived})
+
+
+def laplace_landscape(*, problem: zhou.Problem, epsilon, clipping_norm: float, rounds,
+                      variant: str = "corrected") -> list[dict]:
+    """U(T, b) for the given T values and b = 1..N (zhou L354), one dict per cell, for a heat map."""
+    values = [check_int("rounds", t, low=0) for t in rounds]
+    if not 1 <= len(values) <= 1000:
+        raise ValueError(f"rounds must hold 1 to 1000 values; got {len(values)}")
+    constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=clipping_norm)
+    return [{"T": t, "b": b, "U": zhou.laplace_bound(constants=constants, rounds=t, clients_per_round=b,
+                                                     variant=variant)}
+            for b in range(1, problem.num_clients + 1) for t in values]

@@ -9,7 +9,7 @@ import pytest
 
 from bounds import fedsgd_dpc as zhou
 from planner import cli
-from planner.fedsgd_dpc import plan_fedsgd_dpc
+from planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
 
 PHISHING = Path(__file__).resolve().parents[3] / "shared" / "data" / "phishing.libsvm"
 RAW = ["--mu", "10", "--lam", "20", "--G", "1", "--xi1", "1", "--Gamma", "0", "--Y0", "1", "--N", "10",
@@ -111,3 +111,19 @@ def test_curve_has_rounds_zero_and_grows_past_the_optimum():
     rounds = np.array([t for t, _ in plan.curve])
     assert rounds[0] == 0 and rounds[-1] >= 2 * plan.choice.rounds and math.isfinite(plan.curve[-1][1])
     assert dict(plan.curve)[plan.choice.rounds] == plan.choice.bound  # T* is on the curve, at its bound
+
+
+def test_laplace_landscape_minimum_is_the_exact_integer_optimum():
+    problem = zhou.Problem(num_clients=10, model_dim=7850, client_sizes=6000, strong_convexity=10.0, smoothness=20.0,
+                           gradient_bound=1.0, heterogeneity=0.0, initial_distance=1.0)
+    plan = plan_fedsgd_dpc(problem=problem, mechanism="laplace", epsilon=0.05, clipping_norm=1.0)
+    cells = laplace_landscape(problem=problem, epsilon=0.05, clipping_norm=1.0,
+                              rounds=range(3 * plan.choice.rounds + 1))
+    assert len(cells) == 10 * (3 * plan.choice.rounds + 1)
+    best = min(cells, key=lambda cell: cell["U"])
+    assert (best["T"], best["b"]) == (plan.choice.rounds, plan.choice.clients_per_round)
+    assert best["U"] == pytest.approx(plan.choice.bound, rel=1e-12)
+    with pytest.raises(ValueError, match="rounds must hold 1 to 1000 values; got 0"):
+        laplace_landscape(problem=problem, epsilon=0.05, clipping_norm=1.0, rounds=[])
+    with pytest.raises(ValueError, match="rounds must be an integer in"):
+        laplace_landscape(problem=problem, epsilon=0.05, clipping_norm=1.0, rounds=[-1])
