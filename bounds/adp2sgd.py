@@ -1,0 +1,834 @@
+"""Xu, Zhang, Wang, A(DP)²SGD: Theorem 2's noise σ ↔ ε with its feasibility band, tight accounting of the same
+schedule, and the utility side (Theorem 1, Propositions 1 and 2).
+
+Paper: ``xu_adp2sgd.txt``; docstrings cite its lines (``xu L171`` = line 171). Spec with errata:
+``specs/xu_adp2sgd.md`` (its §6 items ``#n``; ours are ``XU-n`` in ``docs/ERRATA.md``).
+
+Setting (xu L72-112). K workers, worker k holds n_k records; each of T (global) iterations one worker,
+chosen uniformly (p_k = 1/K, assumed by the proof at L520), draws B of its records without replacement,
+averages their gradients (each clipped to G: the paper's "f_i is G-Lipschitz", L171) and adds Gaussian
+noise. Neighbouring data sets differ by **replacing** one record (Definition 1, L56).
+
+Privacy model of every number (spec §0, §4):
+
+* **What the noise is added to.** The proof bounds the sensitivity of each worker's *averaged* minibatch
+  gradient, Δ₂ = 2G/B (L518), so Theorem 2's σ is the noise std on that mean. Algorithm 1 writes the
+  gradient as a *sum* (L77, L109-110); noise on the sum needs std B·σ (erratum XU-1). Internally we
+  work with the replace-one noise multiplier z = σ/Δ₂ (``noise_multiplier``).
+* **Paper closed form** (Theorem 2, L171-175, with Lemma 2, L508): records sampled without replacement
+  at rate γ = B/(K n₍₁₎) (L520: worker selection and minibatch treated as one sampling, the paper's
+  modelling), replace-one neighbours, RDP 5γ²α/z² per step, valid only where z² ≥ 1.5 and
+  α ≤ log(1/(γ(1+z²))). Outside that band Theorem 2 certifies nothing.
+* **Tight, same model**: Wang-Balle-Kasiviswanathan (2019) Thm 27 RDP of the Gaussian under sampling
+  without replacement, replace-one neighbours, q = γ, T steps (as implemented in dp-accounting).
+* **Tight, per worker** (conservative, no amplification by worker selection, spec §6 #6): q = B/n₍₁₎
+  over the updates of one worker.
+* **Reference**: Poisson sampling at rate γ with add/remove-one neighbours (:mod:`bounds.accounting`),
+  noise multiplier σ/(G/B) = 2z; a different neighbouring relation, shown for familiarity only.
+
+Hypotheses. Every closed form returns a frozen result carrying the formula's value(s), ``hypotheses``
+and ``valid``. **A result with ``valid=False`` is the formula's value, not a guarantee**: its
+``guarantee`` property is ``None`` and the planner and CLI show "infeasible" with the failing hypotheses.
+Searches over μ or z (:func:`paper_noise_for_epsilon`, :func:`paper_epsilon_for_noise`) return ``None``
+values with ``feasible=False`` when no choice satisfies Theorem 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import optimize, special
+
+from bounds import rdp
+from bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
+from bounds.validation import check_choice, check_int, check_real
+
+SOURCE = "Xu, Zhang, Wang, A(DP)2SGD (xu_adp2sgd.txt)"
+NEIGHBORING_RELATION = "replace_one"
+PAPER_SAMPLING = ("without replacement at rate gamma = B/(K n_(1)) per iteration: uniform worker choice and a "
+                  "minibatch of B local records, modelled as one sampling as the paper does (xu L520)")
+PER_WORKER_SAMPLING = ("without replacement at rate B/n_(1) over the updates of one worker (no amplification by "
+                       "worker selection)")
+POISSON_REFERENCE = ("Poisson sampling at rate gamma, add/remove-one neighbours, noise multiplier sigma/(G/B) = 2z "
+                     "(reference only: a different neighbouring relation and sampling)")
+NOISE_ON_MEAN = "each worker's averaged minibatch gradient (1/B) sum of per-example gradients clipped to G (xu L518)"
+NOISE_ON_SUM = "the summed minibatch gradient as Algorithm 1 writes it (xu L109-110)"
+#: Lemma 2's noise condition σ²/Δ² ≥ 1.5 (xu L508), compared with this relative slack: fl(√1.5)² < 1.5.
+MIN_NOISE_SQUARED = 1.5
+RELATIVE_SLACK = 1e-12
+#: The least-noise search aims this fraction inside the target, so rounding cannot put ε above it.
+CALIBRATION_MARGIN = 1e-10
+#: Integer RDP orders of the tight without-replacement accountant (dp-accounting evaluates Thm 27 exactly
+#: up to 256; fewer orders can only raise ε).
+WOR_MAX_ORDER = 256
+WOR_ORDERS: tuple[float, ...] = tuple(float(order) for order in range(2, WOR_MAX_ORDER + 1))
+TIGHT_DIGITS = 6
+SAMPLINGS = ("paper", "per_worker")
+
+
+def _check_variant(variant: str) -> str:
+    return check_choice("variant", variant, VARIANTS)
+
+
+# --------------------------------------------------------------------------------------------
+# The setting
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Setting:
+    """K workers with n_k records each (a number, or one per worker), batch B, T iterations, δ (xu L171-175).
+
+    Only the smallest local data set n₍₁₎ enters the privacy analysis (L175). ``worker_steps`` is the most
+    updates one worker makes (used by the per-worker accountant); default ⌈T/K⌉, the count of equal-speed
+    workers under the global counter of App. A (L309), an assumption the user must make true.
+    """
+
+    workers: int
+    examples_per_worker: int | tuple[int, ...]
+    batch_size: int
+    steps: int
+    delta: float
+    worker_steps: int | None = None
+
+    def __post_init__(self) -> None:
+        k = check_int("workers", self.workers, low=1)
+        sizes = self.examples_per_worker
+        if np.ndim(sizes) == 0:
+            sizes = (check_int("examples_per_worker", sizes, low=1),)
+        else:
+            sizes = tuple(check_int(f"examples_per_worker[{i}]", n, low=1) for i, n in enumerate(sizes))
+            if len(sizes) != k:
+                raise ValueError(f"examples_per_worker must be a number or one value per worker ({k}); "
+                                 f"got {len(sizes)} values")
+        batch = check_int("batch_size", self.batch_size, low=1, high=min(sizes))
+        steps = check_int("steps", self.steps, low=1, high=10**12)
+        default_worker_steps = -(-steps // k)
+        worker_steps = (default_worker_steps if self.worker_steps is None
+                        else check_int("worker_steps", self.worker_steps, low=1, high=steps))
+        values = {"workers": k, "examples_per_worker": sizes[0] if len(sizes) == 1 else sizes, "batch_size": batch,
+                  "steps": steps, "worker_steps": worker_steps,
+                  "delta": check_real("delta", self.delta, low=0.0, high=1.0, low_open=True, high_open=True)}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def smallest_dataset(self) -> int:
+        """n₍₁₎ = min_k n_k (xu L175)."""
+        sizes = self.examples_per_worker
+        return sizes if isinstance(sizes, int) else min(sizes)
+
+    @property
+    def gamma(self) -> float:
+        """γ = B/(K n₍₁₎), the per-iteration sampling rate of one record (xu L520)."""
+        return self.batch_size / (self.workers * self.smallest_dataset)
+
+    @property
+    def log_inv_delta(self) -> float:
+        """Λ = log(1/δ) (natural log, xu L171)."""
+        return -math.log(self.delta)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["examples_per_worker"] = (list(self.examples_per_worker) if isinstance(self.examples_per_worker, tuple)
+                                       else self.examples_per_worker)
+        return data | {"smallest_dataset": self.smallest_dataset, "gamma": self.gamma}
+
+
+def noise_std(*, noise_multiplier: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
+    """Noise std for the replace-one noise multiplier z: 2Gz/B on the mean gradient (xu L518), 2Gz on the sum."""
+    z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
+    b = check_int("batch_size", batch_size, low=1)
+    return 2 * g * z / b if check_choice("noise_on", noise_on, ("mean", "sum")) == "mean" else 2 * g * z
+
+
+def noise_multiplier_of_std(*, std: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
+    """Inverse of :func:`noise_std`: z = σB/(2G) for noise on the mean, σ/(2G) on the sum."""
+    sigma = check_real("std", std, low=0.0, low_open=True)
+    return sigma / noise_std(noise_multiplier=1.0, clipping_norm=clipping_norm, batch_size=batch_size,
+                             noise_on=noise_on)
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 2 as printed (one μ)
+# --------------------------------------------------------------------------------------------
+
+def rdp_order(*, epsilon: float, delta: float, mu: float) -> float:
+    """α = log(1/δ)/((1−μ)ε) + 1 (xu L171, L526)."""
+    return -math.log(delta) / ((1 - mu) * epsilon) + 1
+
+
+def unconstrained_mu(*, epsilon: float, delta: float) -> float:
+    """μ* = 1 + a − √(a(1+a)), a = log(1/δ)/ε: minimises σ² ∝ α/μ without Lemma 2's conditions (spec §4.3)."""
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    a = -math.log(delta) / epsilon
+    return 1 + a - math.sqrt(a * (1 + a))
+
+
+def _noise_condition(z_squared: float, source: str) -> Hypothesis:
+    return hypothesis("sigma^2/Delta^2 >= 1.5 (Lemma 2)", z_squared * (1 + RELATIVE_SLACK), ">=", MIN_NOISE_SQUARED,
+                      source)
+
+
+def _order_conditions(alpha: float, gamma: float, z_squared: float, source: str) -> tuple[Hypothesis, ...]:
+    """Lemma 2's order condition α ≤ log(1/(γ(1+z²))) (xu L508), i.e. (7) (L173), with γ(1+z²) < 1 first."""
+    inside = gamma * (1 + z_squared)
+    first = hypothesis("gamma (1 + sigma^2/Delta^2) < 1", inside, "<", 1.0, source)
+    if not first.holds:
+        return first, Hypothesis("alpha <= log(1/(gamma (1 + sigma^2/Delta^2))) (7)", False,
+                                 f"alpha = {alpha:.6g} > log of a number <= 1", source)
+    return first, hypothesis("alpha <= log(1/(gamma (1 + sigma^2/Delta^2))) (7)", alpha * (1 - RELATIVE_SLACK), "<=",
+                             -math.log(inside), source)
+
+
+@dataclass(frozen=True)
+class Theorem2:
+    """Theorem 2's noise for one (ε, μ) (xu L171-175), on the quantity named by ``noise_added_to``.
+
+    ``noise_std`` is the printed σ (L171). Under ``variant="corrected"`` it is added to each worker's
+    averaged minibatch gradient (the proof's sensitivity 2G/B, L518); ``noise_std_sum`` = B·σ is the std
+    for noise on the summed gradient. Under ``variant="paper"`` σ is added to the sum as Algorithm 1
+    writes it (L109-110), which the proof does not cover: a failing hypothesis says so (erratum XU-1).
+    """
+
+    epsilon: float
+    delta: float
+    mu: float
+    alpha: float
+    noise_multiplier: float
+    noise_std: float
+    noise_std_sum: float
+    log_condition_rhs: float
+    noise_added_to: str
+    variant: str
+    hypotheses: tuple[Hypothesis, ...]
+    neighboring_relation: str = NEIGHBORING_RELATION
+    sampling: str = PAPER_SAMPLING
+    source: str = "xu Theorem 2, L171-175 (proof L516-534)"
+
+    @property
+    def valid(self) -> bool:
+        return all_hold(self.hypotheses)
+
+    @property
+    def guarantee(self) -> float | None:
+        """The noise std that certifies (ε, δ), or ``None`` when a hypothesis fails."""
+        return self.noise_std if self.valid else None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
+        return data | {"valid": self.valid, "guarantee": self.guarantee}
+
+
+def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: float = 1.0,
+             variant: str = "corrected") -> Theorem2:
+    """σ² = 20G²Tα/(K²n₍₁₎²με), α = log(1/δ)/((1−μ)ε)+1 and its conditions (xu L171-173).
+
+    Conditions: ε ≤ 10B²Tα/(3K²n₍₁₎²μ) (L171; ⇔ σ²/Δ² ≥ 1.5, L528-530) and (7) (L173;
+    ⇔ α ≤ log(1/(γ(1+z²))), spec §3.6). ``log_condition_rhs`` is the log on the right of (7) as printed.
+    """
+    variant = _check_variant(variant)
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    mu = check_real("mu", mu, low=0.0, high=1.0, low_open=True, high_open=True)
+    g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
+    k, n, b, t = setting.workers, setting.smallest_dataset, setting.batch_size, setting.steps
+    alpha = rdp_order(epsilon=epsilon, delta=setting.delta, mu=mu)
+    sigma = math.sqrt(20 * g**2 * t * alpha / (k**2 * n**2 * mu * epsilon))
+    z = sigma * b / (2 * g)
+    rhs = math.log(k**3 * n**3 * mu * epsilon / (k**2 * n**2 * mu * epsilon * b + 5 * t * alpha * b**3))
+    hypotheses = [
+        hypothesis("epsilon <= 10 B^2 T alpha / (3 K^2 n_(1)^2 mu)", epsilon * (1 - RELATIVE_SLACK), "<=",
+                   10 * b**2 * t * alpha / (3 * k**2 * n**2 * mu), "xu L171, L530"),
+        _noise_condition(z**2, "xu L508, L528"),
+        *_order_conditions(alpha, setting.gamma, z**2, "xu L173, L508, L532"),
+    ]
+    if variant == "paper":
+        hypotheses.append(hypothesis("L2 sensitivity of the noised gradient <= 2G/B", 2 * g, "<=", 2 * g / b,
+                                     "xu L109-110 vs L518"))
+    return Theorem2(epsilon=epsilon, delta=setting.delta, mu=mu, alpha=alpha, noise_multiplier=z, noise_std=sigma,
+                    noise_std_sum=b * sigma, log_condition_rhs=rhs,
+                    noise_added_to=NOISE_ON_MEAN if variant == "corrected" else NOISE_ON_SUM, variant=variant,
+                    hypotheses=tuple(hypotheses))
+
+
+# --------------------------------------------------------------------------------------------
+# The paper's certificate in the noise multiplier z (best μ), the band, the floor
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Certificate:
+    """The paper's ε for noise multiplier z with the best μ (spec A3): α = min(1+√(Λ/ρ), α_max)."""
+
+    noise_multiplier: float
+    epsilon: float | None
+    alpha: float | None
+    alpha_max: float | None
+    mu: float | None
+    constrained: bool | None
+    hypotheses: tuple[Hypothesis, ...]
+    neighboring_relation: str = NEIGHBORING_RELATION
+    sampling: str = PAPER_SAMPLING
+    source: str = "xu Theorem 2 with the best mu (L171-173, L524-532)"
+
+    @property
+    def feasible(self) -> bool:
+        return all_hold(self.hypotheses)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
+        return data | {"feasible": self.feasible}
+
+
+def _total_rdp_slope(setting: Setting, z: float) -> float:
+    """ρ with total RDP ρ·α after T iterations: 5Tγ²/z² (xu L520-522)."""
+    return 5 * setting.steps * setting.gamma**2 / z**2
+
+
+def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
+    """ε certified by Theorem 2 at z = σ/Δ₂, minimised over μ (⇔ over α within Lemma 2's range, spec §4.4).
+
+    α_max = log(1/(γ(1+z²))). Infeasible (all values ``None``) when z² < 1.5 or α_max ≤ 1.
+    """
+    z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    hypotheses = [_noise_condition(z**2, "xu L508, L528"),
+                  hypothesis("gamma (1 + z^2) < 1/e (so alpha_max > 1)", setting.gamma * (1 + z**2), "<",
+                             math.exp(-1), "xu L173, L508")]
+    if not all_hold(hypotheses):
+        return Certificate(z, None, None, None, None, None, tuple(hypotheses))
+    lam, rho = setting.log_inv_delta, _total_rdp_slope(setting, z)
+    alpha_max = -math.log(setting.gamma * (1 + z**2))
+    best = 1 + math.sqrt(lam / rho)
+    alpha = min(best, alpha_max)
+    epsilon = rho * alpha + lam / (alpha - 1)
+    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, best > alpha_max, tuple(hypotheses))
+
+
+def noise_band(*, setting: Setting) -> tuple[float, float]:
+    """The z interval [√1.5, z_max) where Theorem 2 can certify anything; z_max = √(1/(eγ) − 1) (spec §4.1).
+
+    Raises ``ValueError`` when the interval is empty (γ(1 + 1.5) ≥ 1/e).
+    """
+    top_squared = 1 / (math.e * setting.gamma) - 1
+    if top_squared <= MIN_NOISE_SQUARED:
+        raise ValueError(f"Theorem 2 certifies no noise level: gamma = B/(K n_(1)) = {setting.gamma:.6g} must be "
+                         f"< 1/(2.5 e) = {1 / (2.5 * math.e):.6g} (xu L173, L508)")
+    return math.sqrt(MIN_NOISE_SQUARED), math.sqrt(top_squared)
+
+
+def _band_inside(setting: Setting) -> tuple[float, float]:
+    """The band's ends moved inside by the relative slack (the top end is open)."""
+    low, high = noise_band(setting=setting)
+    return low, high * (1 - 1e-12)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The smallest ε Theorem 2 can certify (spec §4.4): min over z of the certificate, and where it is."""
+
+    epsilon: float
+    noise_multiplier: float
+    band: tuple[float, float]
+    analytic_lower_bound: float
+    neighboring_relation: str = NEIGHBORING_RELATION
+    sampling: str = PAPER_SAMPLING
+    source: str = "xu Theorem 2 (L171-173) minimised over mu and sigma"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def epsilon_floor(*, setting: Setting) -> Floor:
+    """min_z ε_paper(z) over the band, by bounded Brent on the (unimodal) certificate, and the analytic lower
+    bound log(1/δ)/(log(1/(2.5γ)) − 1) (spec §4.4). CIFAR-10 set-up of the paper: 8.3436582 at z = 3.1471447.
+    """
+    low, high = _band_inside(setting)
+    lower_bound = setting.log_inv_delta / (math.log(1 / (2.5 * setting.gamma)) - 1)
+
+    def value(z: float) -> float:
+        return certificate(setting=setting, noise_multiplier=z).epsilon
+
+    found = optimize.minimize_scalar(value, bounds=(low, high), method="bounded",
+                                     options={"xatol": 1e-10 * high, "maxiter": 500})
+    z, eps = (low, value(low)) if value(low) <= found.fun else (float(found.x), float(found.fun))
+    return Floor(epsilon=eps, noise_multiplier=z, band=(low, math.sqrt(1 / (math.e * setting.gamma) - 1)),
+                 analytic_lower_bound=lower_bound)
+
+
+def paper_epsilon_for_noise(*, setting: Setting, noise_multiplier: float, variant: str = "corrected") -> Certificate:
+    """ε Theorem 2 certifies for noise multiplier z (spec A3).
+
+    ``variant="paper"``: the certificate at z itself (more noise can make it worse, spec §0 #3).
+    ``"corrected"``: the monotone envelope min_{z' ≤ z} ε_paper(z') (adding noise is post-processing);
+    its ``noise_multiplier`` is the z' the certificate is computed at, never above the given z.
+    """
+    variant = _check_variant(variant)
+    at_z = certificate(setting=setting, noise_multiplier=noise_multiplier)
+    if variant == "paper" or at_z.noise_multiplier**2 * (1 + RELATIVE_SLACK) < MIN_NOISE_SQUARED:
+        return at_z
+    try:
+        floor = epsilon_floor(setting=setting)
+    except ValueError:  # the band is empty: nothing to improve on
+        return at_z
+    if noise_multiplier <= floor.noise_multiplier:
+        return at_z
+    best = certificate(setting=setting, noise_multiplier=floor.noise_multiplier)
+    return best if not at_z.feasible or best.epsilon < at_z.epsilon else at_z
+
+
+@dataclass(frozen=True)
+class PaperNoise:
+    """The least noise Theorem 2 certifies for a target ε (best μ; spec A2), or ``feasible=False``."""
+
+    target_epsilon: float
+    feasible: bool
+    theorem: Theorem2 | None
+    certified_epsilon: float | None
+    floor: Floor | None
+    reason: str = ""
+    neighboring_relation: str = NEIGHBORING_RELATION
+    sampling: str = PAPER_SAMPLING
+    source: str = "xu Theorem 2 (L171-173), least sigma over mu"
+
+    @property
+    def noise_multiplier(self) -> float | None:
+        return None if self.theorem is None else self.theorem.noise_multiplier
+
+    @property
+    def mu(self) -> float | None:
+        return None if self.theorem is None else self.theorem.mu
+
+    def to_dict(self) -> dict:
+        return {"target_epsilon": self.target_epsilon, "feasible": self.feasible,
+                "noise_multiplier": self.noise_multiplier, "mu": self.mu,
+                "certified_epsilon": self.certified_epsilon, "reason": self.reason,
+                "theorem": None if self.theorem is None else self.theorem.to_dict(),
+                "floor": None if self.floor is None else self.floor.to_dict(),
+                "neighboring_relation": self.neighboring_relation, "sampling": self.sampling, "source": self.source}
+
+
+def _mu_at_noise_floor(setting: Setting, epsilon: float) -> float:
+    """The smaller root μ ∈ (0, μ*] of z²(μ) = 5Tγ²α(μ)/(με) = 1.5 (z² decreases on (0, μ*), spec §4.3)."""
+    top = unconstrained_mu(epsilon=epsilon, delta=setting.delta)
+
+    def excess(mu: float) -> float:
+        alpha = rdp_order(epsilon=epsilon, delta=setting.delta, mu=mu)
+        return math.log(5 * setting.steps * setting.gamma**2 * alpha / (mu * epsilon)) - math.log(MIN_NOISE_SQUARED)
+
+    if excess(top) > 0:
+        return top
+    return optimize.brentq(excess, 1e-300, top, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+
+
+def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping_norm: float = 1.0,
+                            variant: str = "corrected") -> PaperNoise:
+    """Least z with Theorem 2 certifying ``target_epsilon`` at some μ (spec A2, z-domain form).
+
+    z_min = √1.5 if the certificate there is ≤ target (Lemma 2's noise condition binds; the delivered noise
+    then certifies less than the target), else the first crossing of the certificate below the floor's z.
+    μ is then the one Theorem 2 needs at (ε, z_min), and :func:`theorem2` re-checks every condition; ε is the
+    target, or at a crossing the certificate there (a fraction 1e-10 inside the target, against rounding).
+    Below the floor (:func:`epsilon_floor`) no σ works: ``feasible=False``.
+    """
+    target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
+    try:
+        floor = epsilon_floor(setting=setting)
+    except ValueError as empty:
+        return PaperNoise(target, False, None, None, None, str(empty))
+    if target < floor.epsilon:
+        return PaperNoise(target, False, None, None, floor,
+                          f"target epsilon {target:g} is below the smallest epsilon Theorem 2 can certify here, "
+                          f"{floor.epsilon:.6g} (at noise multiplier {floor.noise_multiplier:.6g})")
+    low = floor.band[0]
+    at_low = certificate(setting=setting, noise_multiplier=low)
+    if at_low.epsilon <= target:
+        mu = _mu_at_noise_floor(setting, target)
+    else:
+        aim = target * (1 - CALIBRATION_MARGIN)
+        z = optimize.brentq(lambda x: certificate(setting=setting, noise_multiplier=x).epsilon - aim, low,
+                            floor.noise_multiplier, xtol=1e-14, rtol=1e-13)
+        crossing = certificate(setting=setting, noise_multiplier=z)
+        mu, target = crossing.mu, min(target, crossing.epsilon)
+    theorem = theorem2(setting=setting, epsilon=target, mu=mu, clipping_norm=clipping_norm, variant=variant)
+    certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
+                                        variant="corrected").epsilon
+    return PaperNoise(target, theorem.valid, theorem, certified, floor,
+                      "" if theorem.valid else "a hypothesis of Theorem 2 fails at the computed mu")
+
+
+# --------------------------------------------------------------------------------------------
+# Tight accounting of the same schedule
+# --------------------------------------------------------------------------------------------
+
+def wor_rdp(*, sample_rate: float, noise_multiplier: float, orders: Sequence[float] = WOR_ORDERS) -> np.ndarray:
+    """One-step RDP of the Gaussian under sampling without replacement, replace-one neighbours.
+
+    Wang, Balle, Kasiviswanathan (AISTATS 2019) Thm 27, exactly as dp-accounting 0.6.0 evaluates it
+    (``_compute_rdp_sample_wor_gaussian_int``), but with the forward differences of exp(α(α−1)/(2z²))
+    computed once for the largest order and the sum vectorised over orders. Integer orders 2…256.
+    """
+    from dp_accounting.rdp.rdp_privacy_accountant import _get_forward_diffs
+
+    q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
+    z = check_real("noise_multiplier", noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
+    alphas = np.asarray(orders, dtype=float)
+    if alphas.ndim != 1 or np.any(alphas != np.floor(alphas)) or alphas.min() < 2 or alphas.max() > WOR_MAX_ORDER:
+        raise ValueError(f"orders must be integers in [2, {WOR_MAX_ORDER}]")
+    if q == 1.0:
+        return alphas / (2 * z**2)
+    top = int(alphas.max())
+
+    def cgf(x):
+        return x * (x + 1) / (2 * z**2)
+
+    deltas, _ = _get_forward_diffs(cgf, top)
+    i = np.arange(2, top + 1, dtype=float)
+    half = 1 / z**2
+    log_f2m1 = half + math.log1p(-math.exp(-half))
+    lo = deltas[(2 * np.floor(i / 2)).astype(int) - 1]
+    hi = deltas[(2 * np.ceil(i / 2)).astype(int) - 1]
+    moment = np.minimum(math.log(4) + 0.5 * (lo + hi), math.log(2) + cgf(i - 1))
+    moment[0] = min(math.log(4) + log_f2m1, half + math.log(2))
+    a = alphas[:, None]
+    with np.errstate(invalid="ignore"):
+        log_comb = special.gammaln(a + 1) - special.gammaln(i + 1) - special.gammaln(a - i + 1)
+    terms = np.where(i[None, :] <= a, log_comb + i * math.log(q) + moment[None, :], -np.inf)
+    log_a = np.logaddexp(0.0, special.logsumexp(terms, axis=1))
+    return log_a / (alphas - 1)
+
+
+@dataclass(frozen=True)
+class TightEpsilon:
+    """ε of a schedule by an accountant, with its sampling and neighbouring relation spelled out."""
+
+    epsilon: float
+    delta: float
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    order: float
+    sampling: str
+    neighboring_relation: str
+    accountant: str
+    capped: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _schedule(setting: Setting, sampling: str) -> tuple[float, int, str]:
+    if check_choice("sampling", sampling, SAMPLINGS) == "paper":
+        return setting.gamma, setting.steps, PAPER_SAMPLING
+    return setting.batch_size / setting.smallest_dataset, setting.worker_steps, PER_WORKER_SAMPLING
+
+
+def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = "paper",
+                  conversion: str = "improved") -> TightEpsilon:
+    """ε of T without-replacement Gaussian steps (WBK'19 Thm 27, replace-one), minimised over orders 2…256.
+
+    ``sampling="paper"``: q = γ over T iterations (the paper's model, for a like-for-like comparison);
+    ``"per_worker"``: q = B/n₍₁₎ over ``setting.worker_steps`` updates. ``conversion``: ``"improved"``
+    (Canonne-Kamath-Steinke 2020) or ``"classic"`` (the paper's Lemma 4, L512). ``capped`` flags an
+    optimum at order 256 (then only an upper bound of what more orders would give).
+    """
+    q, steps, label = _schedule(setting, sampling)
+    per_step = wor_rdp(sample_rate=q, noise_multiplier=noise_multiplier)
+    eps, order = rdp.epsilon_from_rdp(rdp=steps * per_step, orders=WOR_ORDERS, delta=setting.delta,
+                                      conversion=conversion)
+    return TightEpsilon(epsilon=eps, delta=setting.delta, noise_multiplier=float(noise_multiplier), sample_rate=q,
+                        steps=steps, order=order, sampling=label, neighboring_relation=NEIGHBORING_RELATION,
+                        accountant=f"RDP, Wang-Balle-Kasiviswanathan 2019 Thm 27 (dp-accounting), {conversion} "
+                                   "conversion", capped=order == WOR_MAX_ORDER)
+
+
+def tight_noise_multiplier(*, setting: Setting, target_epsilon: float, sampling: str = "paper") -> TightEpsilon:
+    """Least z (6 significant digits, rounded up) whose tight ε (:func:`tight_epsilon`) is ≤ the target.
+
+    The returned ε was computed at the returned z. Raises ``ValueError`` if even z = 10⁴ does not reach it.
+    """
+    target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
+
+    def excess(log_z: float) -> float:
+        return tight_epsilon(setting=setting, noise_multiplier=math.exp(log_z), sampling=sampling).epsilon - target
+
+    low, high = math.log(0.05), math.log(1e4)
+    if excess(high) > 0:
+        raise ValueError(f"target_epsilon={target:g} cannot be met by the tight accountant with noise multiplier "
+                         "up to 1e4")
+    if excess(low) <= 0:
+        return tight_epsilon(setting=setting, noise_multiplier=math.exp(low), sampling=sampling)
+    root = optimize.brentq(excess, low, high, xtol=1e-9)
+    z = float(f"{math.exp(root):.{TIGHT_DIGITS}g}")
+    while True:
+        result = tight_epsilon(setting=setting, noise_multiplier=z, sampling=sampling)
+        if result.epsilon <= target:
+            return result
+        z = float(f"{z * (1 + 10.0 ** (1 - TIGHT_DIGITS)):.{TIGHT_DIGITS}g}")
+
+
+def poisson_reference(*, setting: Setting, noise_multiplier: float, accountant: str = "rdp"):
+    """Reference ε (:mod:`bounds.accounting`): Poisson sampling at rate γ, add/remove-one neighbours, T steps,
+    noise multiplier 2z (the add/remove sensitivity of the mean gradient is G/B, half the replace-one 2G/B).
+
+    Not comparable with the replace-one numbers of this module; shown because DP-SGD libraries report it.
+    """
+    from bounds import accounting
+
+    return accounting.get_epsilon(delta=setting.delta, sample_rate=setting.gamma,
+                                  noise_multiplier=2 * check_real("noise_multiplier", noise_multiplier, low=0.0,
+                                                                  low_open=True),
+                                  steps=setting.steps, accountant=accountant)
+
+
+# --------------------------------------------------------------------------------------------
+# Utility: Theorem 1, Propositions 1 and 2
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Topology:
+    """Spectral gap ρ of E[A_tᵀA_t] (Assumption 2.1, xu L135) and K ≥ 2 workers."""
+
+    workers: int
+    rho: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=2))
+        object.__setattr__(self, "rho", check_real("rho", self.rho, low=0.0, high=1.0, high_open=True))
+
+    @property
+    def rho_bar(self) -> float:
+        """ρ̄ = (K−1)/K (1/(1−ρ) + 2√ρ/(1−√ρ)²) (xu L155)."""
+        k, rho = self.workers, self.rho
+        return (k - 1) / k * (1 / (1 - rho) + 2 * math.sqrt(rho) / (1 - math.sqrt(rho)) ** 2)
+
+
+def rho_bar(*, rho: float, workers: int) -> float:
+    """ρ̄ of xu L155 (ρ ∈ [0, 1), K ≥ 2)."""
+    return Topology(workers=workers, rho=rho).rho_bar
+
+
+@dataclass(frozen=True)
+class Theorem1Constants:
+    """C₁, C₂, C₃ of Theorem 1 (xu L151-153) and the conditions C₁ > 0, C₂ ≥ 0, C₃ ≤ 1 (L145)."""
+
+    C1: float
+    C2: float
+    C3: float
+    rho_bar: float
+    hypotheses: tuple[Hypothesis, ...]
+    source: str = "xu Theorem 1, L145-155"
+
+    @property
+    def valid(self) -> bool:
+        return all_hold(self.hypotheses)
+
+
+def theorem1_constants(*, learning_rate: float, batch_size: int, smoothness: float, topology: Topology,
+                       staleness: int) -> Theorem1Constants:
+    """C₁ = 1 − 24η²B²L²(τ(K−1)/K + ρ̄) (L151), C₃ (L151), C₂ (L153); they depend on η and B only via ηB.
+
+    C₁ ≤ 0 voids the other two (they divide by C₁), so C₁ > 0 is checked first and reported as failing.
+    """
+    eta = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
+    b = check_int("batch_size", batch_size, low=1)
+    return _constants(eta * b, check_real("smoothness", smoothness, low=0.0, low_open=True), topology,
+                      check_int("staleness", staleness, low=0))
+
+
+def _constants(x: float, lip: float, topology: Topology, tau: int) -> Theorem1Constants:
+    """The constants at x = ηB."""
+    k, rb = topology.workers, topology.rho_bar
+    spread = tau * (k - 1) / k + rb
+    c1 = 1 - 24 * x**2 * lip**2 * spread
+    c3 = 0.5 + x * lip * tau**2 / k + (6 * x**2 * lip**2 + x * k * lip + 12 * x**3 * lip**3 * tau**2 / k) * 2 * rb / c1
+    c2 = (-(x * lip**2 / k + 6 * x**2 * lip**3 / k**2 + 12 * x**3 * lip**4 * tau**2 / k**3) * 4 * x**2 * spread / c1
+          + x / (2 * k) - x**2 * lip / k**2 - 2 * x**3 * lip**2 * tau**2 / k**3)
+    first = hypothesis("C1 > 0", c1, ">", 0.0, "xu L145, L151")
+    if not first.holds:
+        rest = (Hypothesis("C2 >= 0", False, "undefined: C1 <= 0", "xu L145, L153"),
+                Hypothesis("C3 <= 1", False, "undefined: C1 <= 0", "xu L145, L151"))
+    else:
+        rest = (hypothesis("C2 >= 0", c2, ">=", 0.0, "xu L145, L153"), hypothesis("C3 <= 1", c3, "<=", 1.0,
+                                                                                  "xu L145, L151"))
+    return Theorem1Constants(C1=c1, C2=c2, C3=c3, rho_bar=rb, hypotheses=(first, *rest))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Problem:
+    """Constants of the utility analysis: L (smoothness, L145), F(w⁰)−F* (``initial_gap``), ς² and v²
+    (Assumption 1, L129), model dimension d (L110)."""
+
+    smoothness: float
+    initial_gap: float
+    variance: float
+    dissimilarity: float
+    dimension: int
+
+    def __post_init__(self) -> None:
+        for name in ("smoothness",):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), low=0.0, low_open=True))
+        for name in ("initial_gap", "variance", "dissimilarity"):
+            object.__setattr__(self, name, check_real(name, getattr(self, name), low=0.0))
+        object.__setattr__(self, "dimension", check_int("dimension", self.dimension, low=1))
+
+
+@dataclass(frozen=True)
+class UtilityBound:
+    """A utility bound's value (average E‖∇F(θ^t)‖² over the run), its terms and its checked hypotheses."""
+
+    value: float
+    terms: dict
+    hypotheses: tuple[Hypothesis, ...]
+    variant: str
+    source: str
+    details: dict = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return all_hold(self.hypotheses)
+
+    @property
+    def guarantee(self) -> float | None:
+        return self.value if self.valid else None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
+        return data | {"valid": self.valid, "guarantee": self.guarantee}
+
+
+def theorem1_bound(*, problem: Problem, topology: Topology, learning_rate: float, batch_size: int, steps: int,
+                   staleness: int, noise_std_sum: float) -> UtilityBound:
+    """2(F(w⁰)−F*)K/(ηTB) + 2ηL(ς²B + 6v²B² + dσ²)/(BK) (xu L147), σ the std of noise on the *sum* gradient
+    (the proof's E‖n‖² = dσ² next to Bς², L367, L423): use ``Theorem2.noise_std_sum``."""
+    eta = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
+    b, t = check_int("batch_size", batch_size, low=1), check_int("steps", steps, low=1)
+    sigma = check_real("noise_std_sum", noise_std_sum, low=0.0)
+    k, lip = topology.workers, problem.smoothness
+    constants = theorem1_constants(learning_rate=eta, batch_size=b, smoothness=lip, topology=topology,
+                                   staleness=staleness)
+    terms = {"optimisation": 2 * problem.initial_gap * k / (eta * t * b),
+             "variance": 2 * eta * lip * problem.variance / k,
+             "heterogeneity": 12 * eta * lip * problem.dissimilarity * b / k,
+             "dp_noise": 2 * eta * lip * problem.dimension * sigma**2 / (b * k)}
+    return UtilityBound(value=sum(terms.values()), terms=terms, hypotheses=constants.hypotheses, variant="corrected",
+                        source="xu Theorem 1, L147",
+                        details={"C1": constants.C1, "C2": constants.C2, "C3": constants.C3,
+                                 "rho_bar": constants.rho_bar})
+
+
+@dataclass(frozen=True)
+class MinSteps:
+    """Proposition 1's smallest T (xu L161), the term attaining it and the re-check of C₁-C₃ at η = K/(B√T)."""
+
+    steps: float
+    terms: dict
+    largest: str
+    constants: Theorem1Constants
+    variant: str
+    source: str = "xu Proposition 1, L159-165"
+
+    @property
+    def valid(self) -> bool:
+        return self.constants.valid
+
+    def to_dict(self) -> dict:
+        return {"steps": self.steps, "terms": self.terms, "largest": self.largest, "variant": self.variant,
+                "C1": self.constants.C1, "C2": self.constants.C2, "C3": self.constants.C3,
+                "hypotheses": [h.to_dict() for h in self.constants.hypotheses], "valid": self.valid,
+                "source": self.source}
+
+
+def proposition1_min_steps(*, smoothness: float, topology: Topology, staleness: int,
+                           variant: str = "corrected") -> MinSteps:
+    """T ≥ L²K² max{192(τ(K−1)/K + ρ̄), 1024K²ρ̄², 64τ^p/K², (K−1)^½/K^⅙ (8√6 τ^⅔ + 8)²(τ + ρ̄K/(K−1))^⅔} (L161).
+
+    ``variant="paper"``: p = 2 as printed; ``"corrected"``: p = 4 (so that ηBLτ²/K = Lτ²/√T ≤ 1/8; with the
+    printed term C₃ ≤ 1 fails for large τ, erratum XU-5). The constants are re-checked at η = K/(B√T_min).
+    """
+    variant = _check_variant(variant)
+    lip = check_real("smoothness", smoothness, low=0.0, low_open=True)
+    tau = check_int("staleness", staleness, low=0)
+    k, rb = topology.workers, topology.rho_bar
+    power = 2 if variant == "paper" else 4
+    terms = {"consensus": 192 * (tau * (k - 1) / k + rb), "spectral": 1024 * k**2 * rb**2,
+             "staleness": 64 * tau**power / k**2,
+             "mixed": (k - 1) ** 0.5 / k ** (1 / 6) * (8 * math.sqrt(6) * tau ** (2 / 3) + 8) ** 2
+             * (tau + rb * k / (k - 1)) ** (2 / 3)}
+    largest = max(terms, key=terms.get)
+    steps = lip**2 * k**2 * terms[largest]
+    return MinSteps(steps=steps, terms={name: lip**2 * k**2 * value for name, value in terms.items()},
+                    largest=largest, constants=_constants(k / math.sqrt(steps), lip, topology, tau), variant=variant)
+
+
+def proposition1_rate(*, problem: Problem, topology: Topology, batch_size: int, steps: int, staleness: int,
+                      noise_std_sum: float) -> UtilityBound:
+    """(2(F(w⁰)−F*) + 2L(ς²/B + 6v² + dσ²/B²))/√T with η = K/(B√T) (xu L163-165), σ on the sum gradient.
+
+    Hypotheses: T ≥ Proposition 1's T_min (corrected τ⁴ term) and C₁-C₃ at η = K/(B√T).
+    """
+    b, t = check_int("batch_size", batch_size, low=1), check_int("steps", steps, low=1)
+    sigma = check_real("noise_std_sum", noise_std_sum, low=0.0)
+    lip = problem.smoothness
+    minimum = proposition1_min_steps(smoothness=lip, topology=topology, staleness=staleness)
+    constants = _constants(topology.workers / math.sqrt(t), lip, topology, check_int("staleness", staleness, low=0))
+    root = math.sqrt(t)
+    terms = {"optimisation": 2 * problem.initial_gap / root, "variance": 2 * lip * problem.variance / b / root,
+             "heterogeneity": 12 * lip * problem.dissimilarity / root,
+             "dp_noise": 2 * lip * problem.dimension * sigma**2 / b**2 / root}
+    hypotheses = (hypothesis("T >= T_min (Proposition 1, tau^4 term)", t, ">=", minimum.steps, "xu L161"),
+                  *constants.hypotheses)
+    return UtilityBound(value=sum(terms.values()), terms=terms, hypotheses=hypotheses, variant="corrected",
+                        source="xu Proposition 1, L163-165",
+                        details={"learning_rate": topology.workers / (b * root), "min_steps": minimum.steps})
+
+
+def proposition2_c4(*, batch_size: int, mu: float, epsilon: float, delta: float, variant: str = "corrected") -> float:
+    """C₄ of Proposition 2 (xu L187).
+
+    ``"paper"``: 4√5(1 + 1/(B²μ(1−μ))) as printed. ``"corrected"``: the exact constant when the noise that
+    Theorem 2 certifies is placed consistently (std B·σ on the sum gradient of L165),
+    4√5(1 + 1/(μ(1−μ)) + ε/(μ log(1/δ))) (spec §3.8, sympy-checked; erratum XU-6).
+    """
+    variant = _check_variant(variant)
+    b = check_int("batch_size", batch_size, low=1)
+    mu = check_real("mu", mu, low=0.0, high=1.0, low_open=True, high_open=True)
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if variant == "paper":
+        return 4 * math.sqrt(5) * (1 + 1 / (b**2 * mu * (1 - mu)))
+    return 4 * math.sqrt(5) * (1 + 1 / (mu * (1 - mu)) + epsilon / (mu * -math.log(delta)))
+
+
+def proposition2(*, problem: Problem, topology: Topology, examples_per_worker, batch_size: int, delta: float,
+                 epsilon: float, mu: float, clipping_norm: float, staleness: int,
+                 variant: str = "corrected") -> UtilityBound:
+    """Proposition 2 (xu L183-189): T from (8) and E‖∇F(θ̃)‖² ≤ C₄ G√(dL·D·log(1/δ))/(K n₍₁₎ ε),
+    D = F(w⁰)−F* + L(ς²/B + 6v²).
+
+    K is the topology's. Hypotheses: Theorem 2's conditions at T = ⌈T(8)⌉ and this μ, and T(8) ≥ Proposition 1's T_min.
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
+    k, lip = topology.workers, problem.smoothness
+    data = {"examples_per_worker": examples_per_worker, "batch_size": batch_size, "delta": delta}
+    probe = Setting(workers=k, steps=1, **data)
+    b, n, lam = probe.batch_size, probe.smallest_dataset, probe.log_inv_delta
+    gap = problem.initial_gap + lip * (problem.variance / b + 6 * problem.dissimilarity)
+    steps = 2 * gap * k**2 * n**2 * epsilon**2 / (40 * problem.dimension * lip * g**2 * lam)
+    c4 = proposition2_c4(batch_size=b, mu=mu, epsilon=epsilon, delta=probe.delta, variant=variant)
+    value = c4 * g * math.sqrt(problem.dimension * lip * gap * lam) / (k * n * epsilon)
+    whole_steps = max(1, math.ceil(steps))
+    theorem = theorem2(setting=Setting(workers=k, steps=whole_steps, **data), epsilon=epsilon,
+                       mu=mu, clipping_norm=g)
+    minimum = proposition1_min_steps(smoothness=lip, topology=topology, staleness=staleness)
+    hypotheses = (*theorem.hypotheses,
+                  hypothesis("T of (8) >= T_min (Proposition 1, tau^4 term)", steps, ">=", minimum.steps, "xu L161"))
+    return UtilityBound(value=value, terms={"C4": c4}, hypotheses=hypotheses, variant=variant,
+                        source="xu Proposition 2, L183-189", details={"steps": steps, "D": gap,
+                                                                      "min_steps": minimum.steps})
