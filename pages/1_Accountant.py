@@ -13,6 +13,7 @@ import streamlit as st
 
 from bounds import accounting
 from planner.display import epsilon_text, parse_number
+from planner.uploads import segments_from_upload
 
 st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
 
@@ -80,6 +81,30 @@ def epsilon_page() -> None:
         st.altair_chart(epsilon_chart(q, sigma, int(steps), delta, points), width="stretch")
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_schedule_epsilon(filename: str, content: bytes, delta: float, accountant: str) -> dict:
+    segments = segments_from_upload(filename, content)
+    return accounting.get_epsilon(segments=segments, delta=delta, accountant=accountant, time_budget=10.0).to_dict()
+
+
+def schedule_file_page() -> None:
+    left, right = st.columns([1, 2])
+    with left:
+        upload = st.file_uploader("Schedule: CSV or JSON of segments (sample_rate, noise_multiplier, steps)",
+                                  type=["csv", "json"])
+        delta = parse_number("delta", st.text_input("δ", "1e-5", key="schedule_delta"))
+    if upload is None:
+        raise ValueError("upload a schedule file: one segment per row (CSV) or a JSON list of segments")
+    with right, st.spinner("Accounting the schedule (PLD and RDP)…"):
+        results = {name: cached_schedule_epsilon(upload.name, upload.getvalue(), delta, name)
+                   for name in ("pld", "rdp")}
+    with right:
+        first, second = st.columns(2)
+        first.metric(f"ε ({results['pld']['accountant'].upper()}, tight)", epsilon_text(results["pld"]["epsilon"]))
+        second.metric("ε (RDP)", epsilon_text(results["rdp"]["epsilon"]))
+        st.caption(results["pld"]["statement"])
+
+
 def calibration_page() -> None:
     left, right = st.columns([1, 2])
     with left:
@@ -108,10 +133,12 @@ def calibration_page() -> None:
 def main() -> None:
     st.title("Privacy accountant")
     st.write(ASSUMPTIONS)
-    task = st.radio("Task", ["ε of a schedule", "Calibrate a parameter"], horizontal=True)
+    task = st.radio("Task", ["ε of a schedule", "ε of a schedule file", "Calibrate a parameter"], horizontal=True)
     try:
         if task == "ε of a schedule":
             epsilon_page()
+        elif task == "ε of a schedule file":
+            schedule_file_page()
         else:
             calibration_page()
     except ValueError as error:

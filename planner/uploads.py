@@ -1,10 +1,11 @@
-"""Data sets a user uploads (in the app) as bytes: LIBSVM or CSV, to features and labels.
+"""Files a user uploads in the app, as bytes: data sets (LIBSVM or CSV) and accounting schedules.
 
 * LIBSVM (``.libsvm``, ``.svm``, ``.txt``): read by :func:`planner.datasets.load_libsvm` (binary labels
   mapped to {0, 1}).
 * CSV (``.csv``): a header row, numeric columns only; the label column is the one named ``label``,
   ``y`` or ``target``, else the last column.
 
+An accounting schedule is a CSV or JSON file of segments (:func:`planner.schedule_io.load_schedule`).
 Errors are ``ValueError`` naming the uploaded file and what is wrong with it.
 """
 
@@ -12,11 +13,17 @@ from __future__ import annotations
 
 import io
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
+from bounds.accounting import Segment
 from planner.datasets import load_libsvm
+from planner.schedule_io import load_schedule
+
+Result = TypeVar("Result")
 
 LIBSVM_SUFFIXES = (".libsvm", ".svm", ".txt")
 UPLOAD_SUFFIXES = (*LIBSVM_SUFFIXES, ".csv")
@@ -36,14 +43,26 @@ def dataset_from_upload(filename: str, content: bytes) -> tuple[np.ndarray, np.n
     return X, y
 
 
-def _read_libsvm(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
+def segments_from_upload(filename: str, content: bytes) -> tuple[Segment, ...]:
+    """The validated segments of an uploaded ``.csv`` or ``.json`` accounting schedule."""
+    if not content.strip():
+        raise ValueError(f"uploaded file {filename!r} is empty")
+    return _read_through_file(filename, content, load_schedule)
+
+
+def _read_through_file(filename: str, content: bytes, reader: Callable[[Path], Result]) -> Result:
+    """Run a path-based reader on the bytes; its errors name the uploaded file, not the temporary path."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / Path(filename).name
         path.write_bytes(content)
         try:
-            return load_libsvm(path)
+            return reader(path)
         except ValueError as error:
             raise ValueError(str(error).replace(str(path), filename)) from None
+
+
+def _read_libsvm(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    return _read_through_file(filename, content, load_libsvm)
 
 
 def _read_csv(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -93,6 +93,13 @@ def test_pld_points_on_the_curve(app):
     assert not app.exception and not app.error
 
 
+def test_schedule_file_task_asks_for_a_file(app):
+    app.radio[0].set_value("ε of a schedule file").run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [
+        "upload a schedule file: one segment per row (CSV) or a JSON list of segments"]
+
+
 def test_calibration_page(app):
     app.radio[0].set_value("Calibrate a parameter").run()
     assert not app.exception and not app.error

@@ -42,3 +42,15 @@ def test_malformed_uploads_are_clear_errors(name, content, message):
     with pytest.raises(ValueError) as error:
         dataset_from_upload(name, content)
     assert str(error.value) == message
+
+
+def test_uploaded_schedule_segments_and_their_errors():
+    from planner.uploads import segments_from_upload
+
+    segments = segments_from_upload("s.csv", b"sample_rate,noise_multiplier,steps\n0.01,1.1,100\n0.02,2,50\n")
+    assert [(s.sample_rate, s.noise_multiplier, s.steps) for s in segments] == [(0.01, 1.1, 100), (0.02, 2.0, 50)]
+    with pytest.raises(ValueError) as error:
+        segments_from_upload("s.csv", b"sample_rate,noise_multiplier,steps\n2,1.1,100\n")
+    assert str(error.value).startswith("s.csv, segment 1: sample_rate must be a real number in (0, 1]")
+    with pytest.raises(ValueError, match="uploaded file 's.json' is empty"):
+        segments_from_upload("s.json", b"")
