@@ -55,6 +55,8 @@ SAMPLING = ("mini-batch of b samples drawn with replacement from the edge's loca
 UPLOAD_PATTERN = "round robin: edge k makes floor((T - k)/K) + 1 of the T uploads (cyclic delays, li L401)"
 #: Stages beyond this many are refused (MAPA with p_reference="initial" settles on a constant stage length).
 MAX_STAGES = 100_000
+#: A stage sensitivity below this is refused (ΔS⁴ in T_s would underflow; no clip is that small in practice).
+SMALLEST_SENSITIVITY = 1e-60
 
 
 def _as_dict(value):
@@ -564,6 +566,9 @@ def mapa_schedule(*, epsilon, delta: float, sigma: float, batch_size: int, smoot
                             gradient_norm_bound=bound, sensitivity_theory=2.0 * bound / batch_size))
         t += run
         sensitivity = theta * sensitivity if update_rule == "theta" else stages[-1].sensitivity_theory
+        if t <= steps and sensitivity < SMALLEST_SENSITIVITY:
+            raise ValueError(f"the sensitivity fell below {SMALLEST_SENSITIVITY:g} after {len(stages)} stages "
+                             f"(iteration {t} of {steps}): lower iterations or raise theta")
     notes = ["Per-sample clipping at C_s = b Delta S_s / 2 is what makes Delta S_s the sensitivity (Remark 4, "
              "erratum LI-8); clipping the averaged gradient does not.",
              "The stage lengths depend only on the constants (L, sigma, tau_max, F0, b, epsilon), not on data: "
