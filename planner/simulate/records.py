@@ -1,0 +1,179 @@
+"""Tidy per-round records, the privacy ledger of a run and the result every algorithm returns.
+
+* :class:`Evaluator` measures a model: training loss, test accuracy (training accuracy without a test
+  part) and ‖w − w*‖² when the optimum is known.
+* :class:`RoundRecorder` keeps one row per round (``round, time, loss, accuracy, dist_sq, staleness,
+  noise``); loss/accuracy/distance are evaluated every ``eval_every`` rounds and at the last round
+  (other rows carry ``None``) because a full pass over the data costs more than a round.
+* :func:`gaussian_ledger` accounts what a run actually executed: every client's sequence of releases
+  (sample rate q, noise multiplier σ) is composed with :mod:`bounds.accounting` (Poisson sampling,
+  add/remove-one, the planner's model) and the worst client's ε is the run's ε.
+  :func:`laplace_ledger` does the same for pure-ε Laplace releases (basic composition).
+* :class:`SimulationResult` bundles the records, the final metrics, the ledger, the delay summary and
+  the divergence flag; ``to_dict()`` is JSON-ready (``None`` where a number is unavailable, never NaN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bounds import accounting
+from bounds.composition import basic_composition
+from bounds.validation import check_int
+from planner.export import Schedule
+from planner.simulate.engine import finite_or_none
+from planner.simulate.models import Model
+
+__all__ = ["RECORD_FIELDS", "Diverged", "Evaluator", "RoundRecorder", "SimulationResult", "gaussian_ledger",
+           "laplace_ledger"]
+
+RECORD_FIELDS = ("round", "time", "loss", "accuracy", "dist_sq", "staleness", "noise")
+
+
+class Diverged(Exception):  # noqa: N818 - a signal inside the engine, turned into a flag on the result
+    """Raised inside an algorithm when the model stops being finite; the run reports it."""
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluator:
+    """Loss on the training samples, accuracy on the test samples (or training ones) and ‖w − w*‖²."""
+
+    model: Model
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    w_star: np.ndarray | None = None
+
+    def __call__(self, w: np.ndarray) -> dict:
+        has_test = self.X_test is not None and self.X_test.shape[0] > 0
+        X_acc, y_acc = (self.X_test, self.y_test) if has_test else (self.X_train, self.y_train)
+        return {
+            "loss": finite_or_none(self.model.loss(self.X_train, self.y_train, w)),
+            "accuracy": self.model.accuracy(X_acc, y_acc, w),
+            "dist_sq": None if self.w_star is None else finite_or_none(np.sum((w - self.w_star) ** 2)),
+        }
+
+
+class RoundRecorder:
+    """One tidy row per round; metrics every ``eval_every`` rounds and whenever ``force`` is set."""
+
+    def __init__(self, evaluator: Evaluator, *, eval_every: int = 1):
+        self.evaluator = evaluator
+        self.eval_every = check_int("eval_every", eval_every, low=1)
+        self.rows: list[dict] = []
+
+    def record(self, *, round: int, time: float, w: np.ndarray, staleness: float | None = None,
+               noise: float | None = None, force: bool = False) -> None:
+        row = {"round": int(round), "time": float(time), "loss": None, "accuracy": None, "dist_sq": None,
+               "staleness": finite_or_none(staleness), "noise": finite_or_none(noise)}
+        if force or (round + 1) % self.eval_every == 0:
+            row.update(self.evaluator(w))
+        self.rows.append(row)
+
+    def finish(self, w: np.ndarray) -> dict:
+        """Metrics of the final model (also written into the last row)."""
+        metrics = self.evaluator(w)
+        if self.rows:
+            self.rows[-1].update(metrics)
+        return metrics
+
+
+def _merged(releases) -> list[tuple[float, float, int]]:
+    """Consecutive equal (q, σ) releases merged into (q, σ, steps) segments."""
+    segments: list[tuple[float, float, int]] = []
+    for q, sigma in releases:
+        if segments and segments[-1][:2] == (q, sigma):
+            segments[-1] = (q, sigma, segments[-1][2] + 1)
+        else:
+            segments.append((q, sigma, 1))
+    return segments
+
+
+def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "") -> dict:
+    """ε of the executed releases: each client's (q, σ) sequence composed exactly; the worst client counts.
+
+    ``per_client`` holds, for every client, the list of its releases ``(sample_rate, noise_multiplier)``
+    in order. A release without noise (σ = 0) makes the run non-private: ``epsilon`` is then ``None``.
+    """
+    schedules = [tuple(_merged(releases)) for releases in per_client]
+    result = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant,
+              "sampling": "poisson (each local example joins a release with probability q)",
+              "neighboring_relation": "add_or_remove_one", "releases_per_client": [len(r) for r in per_client],
+              "epsilon": 0.0, "worst_client": None, "note": note}
+    if any(sigma == 0 for releases in per_client for _, sigma in releases):
+        result.update(epsilon=None, statement="Some releases carry no noise: the run is not differentially private.")
+        return result
+    answers: dict[tuple, accounting.AccountingResult] = {}
+    for schedule in set(schedules):
+        if schedule:
+            answers[schedule] = accounting.get_epsilon(segments=list(schedule), delta=delta, accountant=accountant)
+    if answers:
+        worst = max(range(len(schedules)), key=lambda c: answers[schedules[c]].epsilon if schedules[c] else -1.0)
+        answer = answers[schedules[worst]]
+        result.update(epsilon=answer.epsilon, worst_client=worst, accountant=answer.accountant,
+                      segments=[list(segment) for segment in schedules[worst]])
+        statement = answer.statement()
+    else:
+        statement = "No release was made: epsilon = 0."
+    result["statement"] = (f"{statement} Per example, over the releases of its client (worst client "
+                           f"{result['worst_client']}). {note}").strip()
+    return result
+
+
+def laplace_ledger(per_client, *, note: str = "") -> dict:
+    """Pure ε of Laplace releases, each ``epsilon_j = sensitivity/scale``, by basic composition (worst client)."""
+    totals = [basic_composition(epsilons=list(releases))[0] if releases else 0.0 for releases in per_client]
+    worst = int(np.argmax(totals)) if totals else None
+    return {"mechanism": "laplace", "delta": 0.0, "accountant": "basic composition",
+            "epsilon": max(totals, default=0.0), "worst_client": worst, "releases_per_client": [len(r) for r in per_client],
+            "sampling": "none (full local data set per release)",
+            "neighboring_relation": "replace_one (sensitivity 2 xi1/d_i)",
+            "statement": f"Each client's Laplace releases compose to epsilon <= {max(totals, default=0.0):.6g} "
+                         f"(basic composition, delta = 0; worst client {worst}). {note}".strip(),
+            "note": note}
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What a simulated run returns (see the module docstring)."""
+
+    algorithm: str
+    rows: tuple[dict, ...]
+    final: dict
+    privacy: dict
+    virtual_time: float
+    wall_time_s: float
+    diverged: bool = False
+    divergence: str | None = None
+    delays: dict | None = None
+    delay_quantiles: tuple[dict, ...] = ()
+    executed: Schedule | None = None
+    config: dict = field(default_factory=dict)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.rows)
+
+    @property
+    def epsilon(self) -> float | None:
+        return self.privacy.get("epsilon")
+
+    def column(self, name: str) -> np.ndarray:
+        """One record field over the rounds as a float array (``None`` → NaN, for plotting only)."""
+        return np.array([np.nan if row[name] is None else row[name] for row in self.rows], dtype=float)
+
+    def to_dict(self, *, with_records: bool = True) -> dict:
+        out = {"algorithm": self.algorithm, "rounds": self.rounds,
+               "final_loss": self.final.get("loss"), "final_accuracy": self.final.get("accuracy"),
+               "final_dist_sq": self.final.get("dist_sq"), "epsilon": self.epsilon,
+               "delta": self.privacy.get("delta"), "wall_time_s": self.wall_time_s,
+               "virtual_time": self.virtual_time, "diverged": self.diverged, "divergence": self.divergence,
+               "privacy": self.privacy, "delays": self.delays, "config": self.config}
+        if with_records:
+            out["records"] = list(self.rows)
+            out["delay_quantiles"] = list(self.delay_quantiles)
+        out["statement"] = self.privacy.get("statement", "")
+        return out
