@@ -71,9 +71,10 @@ def request_inputs() -> tuple[str, dict, object, object]:
     name, X, y = data_inputs()
     clients = whole_number("clients", st.text_input("Clients", "5"))
     epochs = parse_number("epochs", st.text_input("Compute budget: passes over each client's data", "2.5"))
+    batch_size = whole_number("batch_size", st.text_input("Batch size (van Dijk: the initial sample size s₀)", "16"))
     recipe = st.selectbox("Recipe", list(RECIPES), format_func=lambda key: RECIPES[key][0])
     inputs = {"target_epsilon": epsilon, "target_delta": delta, "clients": clients, "epochs": epochs,
-              "dataset": name}
+              "batch_size": batch_size, "dataset": name}
     return recipe, inputs, X, y
 
 

@@ -24,7 +24,10 @@ from planner.export import Schedule
 
 @dataclass(frozen=True)
 class PlanRequest:
-    """The common, ε-first question: budget, data, clients and compute."""
+    """The common, ε-first question: budget, data, clients, compute and batch size.
+
+    ``batch_size`` is van Dijk's initial sample size s₀ and every other recipe's mini-batch.
+    """
 
     target_epsilon: float
     target_delta: float
@@ -32,6 +35,7 @@ class PlanRequest:
     y: np.ndarray
     clients: int
     epochs: float
+    batch_size: int = 16
     dataset: str = "data"
 
     def __post_init__(self) -> None:
@@ -39,6 +43,7 @@ class PlanRequest:
         check_real("target_delta", self.target_delta, low=0.0, high=1.0, low_open=True, high_open=True)
         check_int("clients", self.clients, low=1, high=self.examples)
         check_real("epochs", self.epochs, low=0.0, low_open=True)
+        check_int("batch_size", self.batch_size, low=1, high=self.client_size)
 
     @property
     def examples(self) -> int:
@@ -67,14 +72,13 @@ class RecipeResult:
         return all_hold(self.hypotheses)
 
 
-def plan_increasing_sizes(request: PlanRequest, *, initial_size: int = 16, p: float = 1.0,
-                          variant: str = "corrected") -> RecipeResult:
+def plan_increasing_sizes(request: PlanRequest, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
     """van Dijk et al.: the smallest σ whose claimed δ at ε meets the target (r0 = 1/e, the paper's choice)."""
     from planner.vandijk import plan_vandijk
 
-    plan = plan_vandijk(initial_size=initial_size, client_size=request.client_size, epsilon=request.target_epsilon,
-                        epochs=request.epochs, sigma_range=(1.2, 200.0), delta=request.target_delta, p=p,
-                        r0=1 / math.e, variant=variant, with_pld=False)
+    plan = plan_vandijk(initial_size=request.batch_size, client_size=request.client_size,
+                        epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=(1.2, 200.0),
+                        delta=request.target_delta, p=p, r0=1 / math.e, variant=variant, with_pld=False)
     sel = plan.selection
     headline = {
         "rounds": plan.realised_rounds, "noise_multiplier": sel.sigma,
@@ -113,10 +117,33 @@ def plan_fedsgd_dpc_recipe(request: PlanRequest, *, regularization: float = 1e-3
                         schedule=plan.schedule(), statement=plan.statement())
 
 
+def plan_dpscd_recipe(request: PlanRequest) -> RecipeResult:
+    """DP-SCD (Damaskinos ch. 6) over all N examples: the authors' MA128 σ, and the tight PLD ε of that schedule."""
+    from bounds import accounting
+    from planner.dpscd import plan_dpscd
+
+    plan = plan_dpscd(target_epsilon=request.target_epsilon, target_delta=request.target_delta,
+                      examples=request.examples, batch_size=request.batch_size, epochs=request.epochs,
+                      accountant="ma128", compare=False)
+    calibration = plan.calibration
+    tight = accounting.get_epsilon(sample_rate=calibration.sample_rate, noise_multiplier=calibration.noise_multiplier,
+                                   steps=calibration.steps, delta=request.target_delta, accountant="pld")
+    headline = {
+        "rounds": calibration.steps, "noise_multiplier": calibration.noise_multiplier,
+        "aggregated_noise": math.sqrt(calibration.steps) * calibration.noise_multiplier,
+        "claimed_epsilon": calibration.epsilon, "claimed_delta": request.target_delta,
+        "tight_epsilon": tight.epsilon, "tight_accountant": f"{tight.accountant} (same σ, q, T)",
+        "sample_rate": calibration.sample_rate,
+    }
+    return RecipeResult(recipe="dpscd", source=calibration.source, headline=headline,
+                        hypotheses=calibration.hypotheses, schedule=plan.schedule(), statement=plan.statement())
+
+
 #: Recipe name → (title, function of a PlanRequest).
 RECIPES: dict[str, tuple[str, Callable[[PlanRequest], RecipeResult]]] = {
     "increasing-sizes": ("van Dijk et al.: increasing sample sizes", plan_increasing_sizes),
     "fedsgd-dpc": ("Zhou et al.: optimal T and b (FedSGD-DPC)", plan_fedsgd_dpc_recipe),
+    "dpscd": ("Damaskinos: DP-SCD noise calibration", plan_dpscd_recipe),
 }
 
 

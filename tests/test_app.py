@@ -47,6 +47,9 @@ def test_planner_switches_recipe_and_budget(planner):
     planner.selectbox[0].set_value("fedsgd-dpc").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "Clients per round") == "5"
+    planner.selectbox[0].set_value("dpscd").run()
+    assert not planner.exception and not planner.error
+    assert metric(planner, "Rounds") == "7812"
     planner.selectbox[0].set_value("increasing-sizes")
     planner.text_input[0].set_value("2").run()
     assert metric(planner, "ε claimed by the paper") == "2.0000"

@@ -75,3 +75,17 @@ def test_bad_requests_name_the_parameter(field, value, message):
 def test_unknown_recipe_is_an_error(request_5_clients):
     with pytest.raises(ValueError, match="recipe must be one of"):
         plan("nope", request_5_clients)
+
+
+def test_dpscd_recipe_is_the_authors_ma128_sigma_with_the_tight_epsilon_of_the_same_schedule(request_5_clients):
+    from bounds import accounting, dpscd
+
+    result = plan("dpscd", request_5_clients)
+    head = result.headline
+    assert head["rounds"] == 50_000 * 5 // (2 * 16) == result.schedule.rounds  # ⌊2.5·N/L⌋ = 7812
+    ma = dpscd.calibrate_noise(target_epsilon=1.0, target_delta=1e-6, sample_rate=16 / 50_000, steps=7812,
+                               accountant="ma128")
+    assert head["noise_multiplier"] == ma.noise_multiplier and head["claimed_epsilon"] <= 1.0
+    rdp = accounting.get_epsilon(sample_rate=16 / 50_000, noise_multiplier=ma.noise_multiplier, steps=7812,
+                                 delta=1e-6, accountant="rdp")
+    assert head["tight_epsilon"] <= rdp.epsilon <= head["claimed_epsilon"]  # PLD ≤ RDP ≤ the classic accountant
