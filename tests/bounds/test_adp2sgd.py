@@ -1,0 +1,211 @@
+"""bounds.adp2sgd: validation, the tight accountant against dp-accounting, and properties (monotonicity, feasibility,
+calibration never above target, paper ≥ tight) of Xu et al.'s closed forms."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bounds import adp2sgd as x
+
+CIFAR = x.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
+FAST = settings(max_examples=50, deadline=None)
+
+
+# ---------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(workers=0), "workers must be an integer in [1, inf)"),
+    (dict(batch_size=4000), "batch_size must be an integer in [1, 3125]"),
+    (dict(delta=1.0), "delta must be a real number in (0, 1)"),
+    (dict(steps=1.5), "steps must be an integer"),
+    (dict(examples_per_worker=(10, 20)), "one value per worker (16)"),
+    (dict(worker_steps=10**6), "worker_steps must be an integer in [1, 58594]"),
+])
+def test_setting_rejects_bad_values(kwargs, message):
+    base = dict(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
+    with pytest.raises(ValueError) as error:
+        x.Setting(**(base | kwargs))
+    assert message in str(error.value)
+
+
+def test_smallest_dataset_sets_gamma():
+    setting = x.Setting(workers=3, examples_per_worker=(500, 300, 900), batch_size=30, steps=10, delta=1e-5)
+    assert setting.smallest_dataset == 300 and setting.gamma == pytest.approx(30 / 900)
+    assert setting.to_dict()["examples_per_worker"] == [500, 300, 900]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: x.theorem2(setting=CIFAR, epsilon=1, mu=1.0),
+    lambda: x.theorem2(setting=CIFAR, epsilon=0, mu=0.5),
+    lambda: x.theorem2(setting=CIFAR, epsilon=1, mu=0.5, variant="exact"),
+    lambda: x.Topology(workers=1, rho=0.5),
+    lambda: x.Topology(workers=4, rho=1.0),
+    lambda: x.tight_epsilon(setting=CIFAR, noise_multiplier=2, sampling="poisson"),
+    lambda: x.wor_rdp(sample_rate=0.01, noise_multiplier=1, orders=(2.5,)),
+    lambda: x.noise_std(noise_multiplier=1, clipping_norm=1, batch_size=8, noise_on="total"),
+])
+def test_bad_arguments_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_empty_band_is_reported():
+    dense = x.Setting(workers=1, examples_per_worker=100, batch_size=20, steps=10, delta=1e-5)
+    with pytest.raises(ValueError, match="certifies no noise level"):
+        x.noise_band(setting=dense)
+    result = x.paper_noise_for_epsilon(setting=dense, target_epsilon=5)
+    assert not result.feasible and "certifies no noise level" in result.reason
+
+
+# ---------------------------------------------------------------- noise conventions (erratum XU-1)
+
+def test_noise_on_mean_and_sum():
+    assert x.noise_std(noise_multiplier=3, clipping_norm=2, batch_size=8) == pytest.approx(1.5)
+    assert x.noise_std(noise_multiplier=3, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(12)
+    assert x.noise_multiplier_of_std(std=12, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(3)
+
+
+def test_paper_variant_flags_noise_on_the_sum():
+    corrected = x.theorem2(setting=CIFAR, epsilon=16, mu=0.5)
+    paper = x.theorem2(setting=CIFAR, epsilon=16, mu=0.5, variant="paper")
+    assert corrected.valid and corrected.guarantee == corrected.noise_std
+    assert paper.noise_std == corrected.noise_std and not paper.valid and paper.guarantee is None
+    assert "sensitivity" in paper.hypotheses[-1].name and "L518" in paper.hypotheses[-1].source
+    assert corrected.noise_std_sum == pytest.approx(256 * corrected.noise_std)
+
+
+# ---------------------------------------------------------------- tight accountant
+
+@pytest.mark.parametrize("q,z", [(0.00512, 1.5), (0.08192, 0.8), (3e-5, 4.0), (0.5, 2.0)])
+def test_wor_rdp_matches_dp_accounting_rdp_accountant(q, z):
+    orders = (2.0, 3.0, 7.0, 20.0, 64.0, 128.0)
+    accountant = dp_accounting.rdp.RdpAccountant(orders=list(orders),
+                                                 neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    population = 100_000
+    accountant.compose(dp_accounting.SampledWithoutReplacementDpEvent(population, round(q * population),
+                                                                      dp_accounting.GaussianDpEvent(z)))
+    ours = x.wor_rdp(sample_rate=round(q * population) / population, noise_multiplier=z, orders=orders)
+    np.testing.assert_allclose(ours, accountant._rdp, rtol=1e-10)
+
+
+def test_tight_is_below_the_paper_certificate_and_per_worker_above_it():
+    for z in (1.5, 2.0, 3.0):
+        paper = x.paper_epsilon_for_noise(setting=CIFAR, noise_multiplier=z, variant="paper").epsilon
+        tight = x.tight_epsilon(setting=CIFAR, noise_multiplier=z, conversion="classic").epsilon
+        per_worker = x.tight_epsilon(setting=CIFAR, noise_multiplier=z, sampling="per_worker").epsilon
+        assert tight < paper < per_worker
+
+
+def test_tight_calibration_meets_the_target_and_is_short():
+    result = x.tight_noise_multiplier(setting=CIFAR, target_epsilon=10)
+    assert result.epsilon <= 10 and result.noise_multiplier == float(f"{result.noise_multiplier:.6g}")
+    below = x.tight_epsilon(setting=CIFAR, noise_multiplier=result.noise_multiplier * (1 - 1e-4))
+    assert below.epsilon > 10
+    assert result.noise_multiplier == pytest.approx(1.498, abs=1e-3)  # spec §5.6: 1.498 (improved conversion)
+
+
+def test_poisson_reference_uses_twice_the_noise_multiplier():
+    reference = x.poisson_reference(setting=CIFAR, noise_multiplier=2)
+    assert reference.neighboring_relation == "add_or_remove_one" and reference.sampling == "poisson"
+    assert reference.segments[0].noise_multiplier == 4 and reference.segments[0].sample_rate == CIFAR.gamma
+
+
+# ---------------------------------------------------------------- properties
+
+settings_strategy = st.builds(
+    lambda k, n, b, t, d: x.Setting(workers=k, examples_per_worker=n, batch_size=min(b, n), steps=t, delta=d),
+    st.integers(4, 64), st.integers(1000, 100_000), st.integers(8, 512), st.integers(1000, 10**6),
+    st.sampled_from([1e-3, 1e-5, 1e-8]))
+
+
+@FAST
+@given(setting=settings_strategy, z=st.floats(1.3, 50))
+def test_envelope_is_monotone_and_never_above_the_raw_certificate(setting, z):
+    try:
+        x.noise_band(setting=setting)
+    except ValueError:
+        return
+    low = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z)
+    high = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z * 1.3)
+    raw = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z, variant="paper")
+    if low.feasible:
+        assert high.feasible and high.epsilon <= low.epsilon * (1 + 1e-12)
+        assert low.noise_multiplier <= z
+    if raw.feasible:
+        assert low.epsilon <= raw.epsilon
+
+
+@FAST
+@given(setting=settings_strategy, factor=st.floats(1.0, 5.0))
+def test_least_noise_is_feasible_exactly_above_the_floor_and_meets_the_target(setting, factor):
+    try:
+        floor = x.epsilon_floor(setting=setting)
+    except ValueError:
+        return
+    target = floor.epsilon * factor * (1 + 1e-9)
+    result = x.paper_noise_for_epsilon(setting=setting, target_epsilon=target)
+    assert result.feasible and result.theorem.valid and result.certified_epsilon <= target
+    more = x.paper_noise_for_epsilon(setting=setting, target_epsilon=target * 1.5)
+    assert more.noise_multiplier <= result.noise_multiplier * (1 + 1e-9)
+    assert not x.paper_noise_for_epsilon(setting=setting, target_epsilon=floor.epsilon * (1 - 1e-6)).feasible
+
+
+@FAST
+@given(setting=settings_strategy, target=st.floats(0.5, 40))
+def test_the_floor_is_the_minimum_of_the_certificate(setting, target):
+    try:
+        floor = x.epsilon_floor(setting=setting)
+    except ValueError:
+        return
+    low, high = floor.band
+    for z in np.geomspace(low, high * (1 - 1e-9), 40):
+        assert x.certificate(setting=setting, noise_multiplier=float(z)).epsilon >= floor.epsilon * (1 - 1e-9)
+    assert floor.analytic_lower_bound < floor.epsilon
+
+
+@settings(max_examples=12, deadline=None)  # each evaluation sums orders 2..256 for 58 594 steps
+@given(z=st.floats(0.5, 20), factor=st.floats(1.01, 3))
+def test_tight_epsilon_decreases_with_noise(z, factor):
+    small = x.tight_epsilon(setting=CIFAR, noise_multiplier=z).epsilon
+    assert x.tight_epsilon(setting=CIFAR, noise_multiplier=z * factor).epsilon <= small
+
+
+@FAST
+@given(eps=st.floats(0.2, 50), mu=st.floats(0.01, 0.99), factor=st.floats(1.01, 4))
+def test_theorem2_noise_decreases_with_epsilon(eps, mu, factor):
+    assert (x.theorem2(setting=CIFAR, epsilon=eps * factor, mu=mu).noise_std
+            < x.theorem2(setting=CIFAR, epsilon=eps, mu=mu).noise_std)
+
+
+@FAST
+@given(k=st.integers(2, 128), tau=st.integers(0, 4096), rho=st.floats(0.0, 0.999), lip=st.floats(0.1, 10),
+       factor=st.floats(1, 1e4))
+def test_corrected_proposition1_min_steps_satisfies_theorem1(k, tau, rho, lip, factor):
+    """Spec §3.5: with 64τ⁴/K² every grid case passes C₁ > 0, C₂ ≥ 0, C₃ ≤ 1 at η = K/(B√T), T ≥ T_min."""
+    topology = x.Topology(workers=k, rho=rho)
+    minimum = x.proposition1_min_steps(smoothness=lip, topology=topology, staleness=tau)
+    steps = minimum.steps * factor
+    constants = x.theorem1_constants(learning_rate=k / math.sqrt(steps), batch_size=1, smoothness=lip,
+                                     topology=topology, staleness=tau)
+    assert constants.valid, constants
+
+
+def test_printed_proposition1_fails_for_large_staleness():
+    topology = x.Topology(workers=16, rho=0.0)
+    printed = x.proposition1_min_steps(smoothness=1, topology=topology, staleness=256, variant="paper")
+    assert not printed.valid and printed.to_dict()["hypotheses"][2]["holds"] is False
+
+
+def test_theorem1_bound_guarantee_only_when_constants_hold():
+    problem = x.Problem(smoothness=1, initial_gap=1, variance=1, dissimilarity=0, dimension=10)
+    topology = x.Topology(workers=16, rho=0.5)
+    ok = x.theorem1_bound(problem=problem, topology=topology, learning_rate=1e-6, batch_size=8, steps=1000,
+                          staleness=1, noise_std_sum=0.1)
+    assert ok.valid and ok.guarantee == ok.value == pytest.approx(sum(ok.terms.values()))
+    bad = x.theorem1_bound(problem=problem, topology=topology, learning_rate=1e-2, batch_size=8, steps=1000,
+                           staleness=1, noise_std_sum=0.1)
+    assert not bad.valid and bad.guarantee is None and bad.to_dict()["guarantee"] is None
