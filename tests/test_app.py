@@ -159,3 +159,19 @@ def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     fedsgd_page.text_input[3].set_value("30").run()  # μ = 30 > λ = 20
     assert not fedsgd_page.exception
     assert [e.value for e in fedsgd_page.error] == ["smoothness must be a real number in [30, inf); got 20"]
+
+
+# ---------------------------------------------------------------- Damaskinos page
+DAMASKINOS_PAGE = str(ROOT / "pages" / "6_Damaskinos.py")
+
+
+def test_damaskinos_page_dampening_and_byzantine_table():
+    page = AppTest.from_file(DAMASKINOS_PAGE, default_timeout=120).run()
+    assert not page.exception and not page.error
+    assert metric(page, "β") == "0.324318"
+    table = page.dataframe[0].value.set_index("rule")["max f"]
+    assert (table["multi-krum"], table["bulyan"], table["kardam"]) == (8, 4, 6)
+    page.text_input[4].set_value("-3").run()
+    assert [e.value for e in page.error] == ["tau_thres must be a real number in (0, inf); got -3"]
+    page.text_input[0].set_value("0").run()
+    assert len(page.error) == 2 and page.error[0].value.startswith("target_epsilon must be")
