@@ -47,8 +47,9 @@ NOISE_MODELS = ("corrected", "paper")
 THEOREM2_VARIANTS = ("corrected", "paper", "paper_log")
 UPDATE_RULES = ("theta", "theory")
 P_REFERENCES = ("current", "initial")
-MECHANISM = ("noise with density proportional to exp(-epsilon ||eta|| / Delta S) on R^N added by the edge to its "
-             "mini-batch gradient (li Eq. (6), L166); each upload is pure epsilon_k-DP (Theorem 1, Remark 4)")
+MECHANISM = ("Laplace-type (L2) mechanism: noise with density proportional to exp(-epsilon ||eta|| / Delta S) on R^N "
+             "added by the edge to its mini-batch gradient (li Eq. (6), L166); each upload is pure epsilon_k-DP "
+             "(Theorem 1, Remark 4)")
 NEIGHBORING_RELATION = "replace_one (mini-batches differing in one sample, li L145, L191)"
 SAMPLING = ("mini-batch of b samples drawn with replacement from the edge's local data (li L91, L102); "
             "no subsampling amplification")
