@@ -546,6 +546,19 @@ def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = 
                                    "conversion", capped=order == WOR_MAX_ORDER)
 
 
+#: Orders of the per-step curve (a subset of :data:`WOR_ORDERS`: fewer orders can only raise ε).
+CURVE_ORDERS: tuple[float, ...] = tuple(float(order) for order in [*range(2, 65), 96, 128, 192, 256])
+
+
+def tight_epsilon_after_each_step(*, setting: Setting, noise_multiplier: float) -> np.ndarray:
+    """Tight ε (same model as :func:`tight_epsilon` with ``sampling="paper"``, improved conversion) after each of
+    the T iterations, on :data:`CURVE_ORDERS`: an upper bound of the full-grid value at every step."""
+    per_step = wor_rdp(sample_rate=setting.gamma, noise_multiplier=noise_multiplier, orders=CURVE_ORDERS)
+    cumulative = np.arange(1, setting.steps + 1, dtype=float)[:, None] * per_step[None, :]
+    per_order = rdp._epsilon_per_order(cumulative, np.asarray(CURVE_ORDERS), setting.delta, "improved")
+    return np.maximum(per_order.min(axis=1), 0.0)
+
+
 def tight_noise_multiplier(*, setting: Setting, target_epsilon: float, sampling: str = "paper") -> TightEpsilon:
     """Least z (6 significant digits, rounded up) whose tight ε (:func:`tight_epsilon`) is ≤ the target.
 

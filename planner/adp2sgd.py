@@ -1,0 +1,185 @@
+"""Plan an A(DP)²SGD run (Xu et al.): noise from Theorem 2 with its feasibility, next to tight accountants.
+
+From (K workers, n_k records each, batch B, T iterations, δ, and a target ε or a noise level, clipping norm G)
+to one plan:
+
+* the paper's answer: Theorem 2 with the best μ (ε → least σ, or σ → certified ε), whether its hypotheses
+  hold, and the smallest ε it can certify at all (the floor) with its noise band;
+* the tight answer for the very same schedule and model: sampling without replacement at rate
+  γ = B/(K n₍₁₎), replace-one neighbours (Wang-Balle-Kasiviswanathan 2019, Thm 27);
+* the conservative per-worker answer (no amplification by worker selection);
+* the familiar reference: Poisson sampling at rate γ, add/remove-one neighbours (:mod:`bounds.accounting`);
+* a schedule (:class:`planner.export.Schedule`) with the chosen noise, exported as CSV/JSON/YAML.
+
+The noise is added to each worker's averaged minibatch gradient (std 2Gz/B; B times that on the sum,
+erratum XU-1), see :mod:`bounds.adp2sgd`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bounds import accounting
+from bounds import adp2sgd as xu
+from bounds.theorem import all_hold
+from bounds.validation import check_choice, check_real
+from planner.export import Schedule, package_versions
+
+NOISE_SOURCES = ("auto", "paper", "tight")
+PAPER = "Xu, Zhang, Wang: A(DP)2SGD, asynchronous decentralized parallel SGD with differential privacy"
+
+
+@dataclass(frozen=True)
+class ADP2SGDPlan:
+    """One A(DP)²SGD plan: the chosen noise, the paper's certificate and the tight accountants' answers."""
+
+    setting: xu.Setting
+    clipping_norm: float
+    target_epsilon: float | None
+    noise_multiplier: float
+    noise_source: str
+    paper_noise: xu.PaperNoise | None
+    certificate: xu.Certificate
+    floor: xu.Floor | None
+    floor_reason: str
+    tight: xu.TightEpsilon
+    tight_calibrated: xu.TightEpsilon | None
+    per_worker: xu.TightEpsilon
+    reference: accounting.AccountingResult
+    learning_rate: float | None
+    variant: str
+
+    @property
+    def feasible(self) -> bool:
+        """Whether Theorem 2 certifies the target ε (ε-first) or anything at the given noise (σ-first)."""
+        return self.certificate.feasible if self.paper_noise is None else self.paper_noise.feasible
+
+    @property
+    def noise_std(self) -> float:
+        """Std of the noise on each worker's averaged minibatch gradient, 2Gz/B (xu L518)."""
+        return xu.noise_std(noise_multiplier=self.noise_multiplier, clipping_norm=self.clipping_norm,
+                            batch_size=self.setting.batch_size)
+
+    @property
+    def hypotheses(self):
+        if self.paper_noise is not None and self.paper_noise.theorem is not None:
+            return self.paper_noise.theorem.hypotheses
+        return self.certificate.hypotheses
+
+    def statement(self) -> str:
+        s = self.setting
+        paper = (f"Theorem 2 certifies epsilon = {accounting.round_up(self.certificate.epsilon):g} at delta = "
+                 f"{s.delta:g} for this noise (mu = {self.certificate.mu:.6g})" if self.certificate.feasible else
+                 "Theorem 2 certifies nothing for this noise (a hypothesis of Lemma 2 fails)")
+        if self.target_epsilon is not None and not self.feasible:
+            paper = f"Theorem 2 cannot certify the target epsilon {self.target_epsilon:g}; " + paper
+        floor = (f"; the smallest epsilon it can certify here is {accounting.round_up(self.floor.epsilon):g}"
+                 if self.floor is not None else f"; {self.floor_reason}")
+        return (f"{s.workers} workers x {s.smallest_dataset} records, batch {s.batch_size}, {s.steps} iterations, "
+                f"noise multiplier z = {self.noise_multiplier:.6g} ({self.noise_source}): Gaussian noise of std "
+                f"{self.noise_std:.6g} = 2Gz/B added to {xu.NOISE_ON_MEAN} (B times that if added to the summed "
+                f"gradient). {paper}{floor}. Tight accountant, same model ({xu.PAPER_SAMPLING}; replace-one "
+                f"neighbours): epsilon = {accounting.round_up(self.tight.epsilon):g}. Without amplification by worker "
+                f"selection (sampling without replacement at rate B/n_(1), {s.worker_steps} updates per worker; "
+                f"replace-one): epsilon = "
+                f"{accounting.round_up(self.per_worker.epsilon):g}. Reference only ({xu.POISSON_REFERENCE}): epsilon "
+                f"= {accounting.round_up(self.reference.epsilon):g}.")
+
+    def summary(self) -> dict:
+        """The JSON answer of ``fedplan adp2sgd``."""
+        certificate = self.certificate
+        theorem = None if self.paper_noise is None else self.paper_noise.theorem
+        hypotheses = list(self.hypotheses)
+        return {
+            "setting": self.setting.to_dict(), "clipping_norm": self.clipping_norm,
+            "target_epsilon": self.target_epsilon, "noise_source": self.noise_source,
+            "noise_multiplier": self.noise_multiplier, "noise_std": self.noise_std,
+            "noise_std_sum": self.setting.batch_size * self.noise_std, "noise_added_to": xu.NOISE_ON_MEAN,
+            "epsilon": certificate.epsilon, "mu": theorem.mu if theorem is not None else certificate.mu,
+            "alpha": theorem.alpha if theorem is not None else certificate.alpha,
+            "feasible": self.feasible, "paper_reason": "" if self.paper_noise is None else self.paper_noise.reason,
+            "floor_epsilon": None if self.floor is None else self.floor.epsilon,
+            "floor_noise_multiplier": None if self.floor is None else self.floor.noise_multiplier,
+            "noise_band": None if self.floor is None else list(self.floor.band),
+            "tight_epsilon": self.tight.epsilon, "tight_order": self.tight.order,
+            "tight_noise_multiplier": None if self.tight_calibrated is None else self.tight_calibrated.noise_multiplier,
+            "tight_accountant": self.tight.accountant, "tight_sampling": self.tight.sampling,
+            "per_worker_epsilon": self.per_worker.epsilon, "per_worker_sampling": self.per_worker.sampling,
+            "reference_epsilon": self.reference.epsilon, "reference_accountant": self.reference.accountant,
+            "reference_sampling": xu.POISSON_REFERENCE, "neighboring_relation": xu.NEIGHBORING_RELATION,
+            "variant": self.variant, "learning_rate": self.learning_rate,
+            "hypotheses": [h.to_dict() for h in hypotheses], "hypotheses_hold": all_hold(hypotheses),
+            "source": xu.SOURCE, "statement": self.statement(),
+        }
+
+    def schedule(self) -> Schedule:
+        values = {"sample_rate": self.setting.gamma, "batch_size": self.setting.batch_size,
+                  "noise_multiplier": self.noise_multiplier, "noise_std": self.noise_std,
+                  "clipping_norm": self.clipping_norm}
+        if self.learning_rate is not None:
+            values["learning_rate"] = self.learning_rate
+        metadata = {
+            "paper": PAPER, "variant": self.variant, "noise_source": self.noise_source,
+            "workers": self.setting.workers, "smallest_dataset": self.setting.smallest_dataset,
+            "delta": self.setting.delta, "target_epsilon": self.target_epsilon,
+            "paper_epsilon": self.certificate.epsilon, "paper_feasible": self.feasible,
+            "tight_epsilon": self.tight.epsilon, "per_worker_epsilon": self.per_worker.epsilon,
+            "reference_epsilon": self.reference.epsilon, "neighboring_relation": xu.NEIGHBORING_RELATION,
+            "sampling": xu.PAPER_SAMPLING, "noise_added_to": xu.NOISE_ON_MEAN,
+            "cumulative_epsilon_csv": "tight RDP (WBK'19 Thm 27, same model), improved conversion, at delta",
+            "versions": package_versions(),
+        }
+        return Schedule(rounds=self.setting.steps, change_points=((0, values),), metadata=metadata,
+                        statement=self.statement())
+
+    def cumulative_epsilon(self) -> np.ndarray:
+        return xu.tight_epsilon_after_each_step(setting=self.setting, noise_multiplier=self.noise_multiplier)
+
+
+def _floor(setting: xu.Setting) -> tuple[xu.Floor | None, str]:
+    try:
+        return xu.epsilon_floor(setting=setting), ""
+    except ValueError as empty:
+        return None, str(empty)
+
+
+def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None, noise_multiplier: float | None = None,
+                 clipping_norm: float = 1.0, noise_source: str = "auto", learning_rate: float | None = None,
+                 variant: str = "corrected", reference_accountant: str = "rdp") -> ADP2SGDPlan:
+    """Plan from a target ε (ε → σ) or a noise multiplier z = σB/(2G) (σ → ε); give exactly one.
+
+    With a target ε the noise comes from ``noise_source``: ``"paper"`` (Theorem 2's least σ; raises
+    ``ValueError`` naming the floor if it cannot certify the target), ``"tight"`` (the least z of the tight
+    same-model accountant) or ``"auto"`` (the paper's when feasible, else the tight one). ``variant`` applies
+    to the σ → ε certificate: ``"corrected"`` uses the monotone envelope, ``"paper"`` the raw value.
+    """
+    if (target_epsilon is None) == (noise_multiplier is None):
+        raise ValueError("give exactly one of target_epsilon and noise_multiplier")
+    source = check_choice("noise_source", noise_source, NOISE_SOURCES)
+    g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
+    if learning_rate is not None:
+        learning_rate = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
+    floor, floor_reason = _floor(setting)
+    paper_noise = tight_calibrated = None
+    if target_epsilon is not None:
+        paper_noise = xu.paper_noise_for_epsilon(setting=setting, target_epsilon=target_epsilon, clipping_norm=g)
+        if source == "paper" and not paper_noise.feasible:
+            raise ValueError(f"Theorem 2 cannot certify target_epsilon={target_epsilon:g}: {paper_noise.reason}")
+        tight_calibrated = xu.tight_noise_multiplier(setting=setting, target_epsilon=target_epsilon)
+        use_paper = source == "paper" or (source == "auto" and paper_noise.feasible)
+        z = paper_noise.noise_multiplier if use_paper else tight_calibrated.noise_multiplier
+        chosen = "Theorem 2, least noise over mu" if use_paper else "tight accountant (WBK'19 Thm 27), least noise"
+    else:
+        z = check_real("noise_multiplier", noise_multiplier, low=xu.rdp.MIN_NOISE_MULTIPLIER,
+                       high=xu.rdp.MAX_NOISE_MULTIPLIER)
+        chosen = "given"
+    certificate = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=z, variant=variant)
+    return ADP2SGDPlan(
+        setting=setting, clipping_norm=g, target_epsilon=target_epsilon, noise_multiplier=z, noise_source=chosen,
+        paper_noise=paper_noise, certificate=certificate, floor=floor, floor_reason=floor_reason,
+        tight=xu.tight_epsilon(setting=setting, noise_multiplier=z), tight_calibrated=tight_calibrated,
+        per_worker=xu.tight_epsilon(setting=setting, noise_multiplier=z, sampling="per_worker"),
+        reference=xu.poisson_reference(setting=setting, noise_multiplier=z, accountant=reference_accountant),
+        learning_rate=learning_rate, variant=variant)
