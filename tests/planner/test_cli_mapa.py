@@ -95,3 +95,10 @@ def test_privacy_totals(capsys):
 def test_bad_input_is_one_line_with_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and not out and message in err and err.count("\n") == 1
+
+
+def test_f0_is_required_because_the_paper_never_gives_it(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["mapa", "schedule", "-T", "100"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "required: --initial-gap" in err and err.count("\n") == 1

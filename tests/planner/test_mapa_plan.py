@@ -58,8 +58,9 @@ def test_metadata_and_statement_name_the_privacy_model(plan):
     assert composition["per_edge_epsilon"] == pytest.approx(500)
     assert composition["advanced_epsilon"] == pytest.approx(86.5162, abs=5e-5)
     statement = plan.statement()
-    for phrase in ("Laplace-type", "replace-one", "per iteration", "basic composition", "advanced composition",
-                   "round-robin", "epsilon = 2500", "86.5162", "not a DP delta"):
+    assert any("heuristic" in note for note in metadata["notes"])  # erratum LI-9
+    for phrase in ("per-sample gradient", "Laplace-type", "replace-one", "per iteration", "basic composition",
+                   "advanced composition", "round-robin", "epsilon = 2500", "86.5162", "not a DP delta"):
         assert phrase in statement
 
 
