@@ -1,0 +1,82 @@
+"""planner.adp2sgd: Xu et al. plans (ε-first and σ-first) with the paper's feasibility, tight accountants, export."""
+
+import json
+
+import pytest
+
+from bounds import adp2sgd as xu
+from planner.adp2sgd import plan_adp2sgd
+from planner.export import load_schedule_file, write_schedule
+
+CIFAR = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
+
+
+@pytest.fixture(scope="module")
+def feasible_plan():
+    return plan_adp2sgd(setting=CIFAR, target_epsilon=10)
+
+
+def test_epsilon_first_uses_theorem2_when_it_certifies_the_target(feasible_plan):
+    summary = feasible_plan.summary()
+    assert summary["feasible"] and summary["hypotheses_hold"]
+    assert summary["noise_multiplier"] == pytest.approx(2.23314, rel=1e-4) and summary["epsilon"] <= 10
+    assert summary["mu"] == pytest.approx(0.536708, rel=1e-4)
+    assert summary["noise_std"] == pytest.approx(0.0174464, rel=1e-4)  # TV-P3, G = 1, noise on the mean
+    assert summary["tight_noise_multiplier"] == pytest.approx(1.498, abs=1e-3)
+    assert summary["tight_epsilon"] < 10 < summary["per_worker_epsilon"]
+    assert summary["neighboring_relation"] == "replace_one" and "add/remove-one" in summary["reference_sampling"]
+    json.dumps(summary)
+
+
+def test_below_the_floor_auto_falls_back_to_the_tight_noise_and_says_so():
+    plan = plan_adp2sgd(setting=CIFAR, target_epsilon=4)
+    summary = plan.summary()
+    assert not summary["feasible"] and "8.34366" in summary["paper_reason"]
+    assert summary["noise_multiplier"] == summary["tight_noise_multiplier"] and summary["tight_epsilon"] <= 4
+    assert "cannot certify the target epsilon 4" in summary["statement"]
+    with pytest.raises(ValueError, match="cannot certify target_epsilon=4"):
+        plan_adp2sgd(setting=CIFAR, target_epsilon=4, noise_source="paper")
+
+
+def test_sigma_first_reports_infeasible_noise_without_a_number():
+    summary = plan_adp2sgd(setting=CIFAR, noise_multiplier=1.0).summary()
+    assert not summary["feasible"] and summary["epsilon"] is None and summary["mu"] is None
+    assert "certifies nothing" in summary["statement"] and summary["tight_epsilon"] > 0
+    raw = plan_adp2sgd(setting=CIFAR, noise_multiplier=5, variant="paper").summary()
+    envelope = plan_adp2sgd(setting=CIFAR, noise_multiplier=5).summary()
+    assert raw["epsilon"] == pytest.approx(11.94547054, rel=1e-8)
+    assert envelope["epsilon"] == pytest.approx(8.3436582, abs=1e-7)
+
+
+def test_exactly_one_of_target_and_noise():
+    with pytest.raises(ValueError, match="exactly one"):
+        plan_adp2sgd(setting=CIFAR)
+    with pytest.raises(ValueError, match="exactly one"):
+        plan_adp2sgd(setting=CIFAR, target_epsilon=10, noise_multiplier=2)
+
+
+@pytest.mark.parametrize("suffix", ["json", "yaml", "csv"])
+def test_schedule_export(feasible_plan, tmp_path, suffix):
+    schedule = feasible_plan.schedule()
+    assert schedule.rounds == 58594 and schedule.change_points[0][1]["sample_rate"] == CIFAR.gamma
+    path = write_schedule(schedule, tmp_path / f"plan.{suffix}",
+                          cumulative_epsilon=feasible_plan.cumulative_epsilon() if suffix == "csv" else None)
+    if suffix == "csv":
+        lines = path.read_text().splitlines()
+        assert len(lines) == 58595 and lines[0].endswith("cumulative_epsilon")
+        last = float(lines[-1].split(",")[-1])
+        assert last == pytest.approx(feasible_plan.tight.epsilon, rel=1e-9)  # same value at T (orders 2..64 bind)
+        return
+    loaded = load_schedule_file(path)
+    assert loaded == schedule
+    assert loaded.metadata["neighboring_relation"] == "replace_one" and "without replacement" in loaded.metadata[
+        "sampling"]
+
+
+def test_cumulative_epsilon_increases_and_never_undercuts_the_full_grid(feasible_plan):
+    curve = feasible_plan.cumulative_epsilon()
+    assert (curve[1:] >= curve[:-1]).all()
+    for step in (1, 100, 5000):
+        partial = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=step, delta=1e-5)
+        full = xu.tight_epsilon(setting=partial, noise_multiplier=feasible_plan.noise_multiplier).epsilon
+        assert curve[step - 1] >= full * (1 - 1e-12)
