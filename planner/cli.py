@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from bounds import accounting
-from planner import cli_fedsgd_dpc, cli_vandijk
+from planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_vandijk
 from planner.schedule_io import load_schedule
 
 
@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         _add_accountant_options(sub)
     cli_vandijk.add_parser(commands)
     cli_fedsgd_dpc.add_parser(commands)
+    cli_damaskinos.add_parser(commands)
+    cli_mapa.add_parser(commands)
+    cli_adp2sgd.add_parser(commands)
     return parser
 
 
