@@ -25,7 +25,8 @@ import numpy as np
 
 from bounds.validation import check_choice, check_int, check_real
 
-__all__ = ["DEFAULT_COMPUTE", "DEFAULT_LATENCY", "DISTRIBUTIONS", "DelayLog", "Durations", "EventQueue", "UnitStream", "spawn_generators"]
+__all__ = ["DEFAULT_COMPUTE", "DEFAULT_LATENCY", "DISTRIBUTIONS", "DelayLog", "Durations", "EventQueue", "UnitStream",
+           "spawn_generators"]
 
 DISTRIBUTIONS = ("constant", "exponential", "lognormal")
 #: Unit draws per vectorised block of a :class:`UnitStream`.

@@ -85,13 +85,16 @@ class Model:
         R = self.residuals(self.scores(X, w), y)
         return (R[:, :, None] * X[:, None, :]).reshape(X.shape[0], self.dim) + self.rho * w
 
-    def clip_factors(self, X: np.ndarray, Z: np.ndarray, R: np.ndarray, w: np.ndarray, clip: float,
+    def clip_factors(self, X: np.ndarray, Z: np.ndarray, R: np.ndarray, w_sq, clip: float,
                      row_sq_norms: np.ndarray | None = None) -> np.ndarray:
-        """c_j = min(1, C/‖g_j‖₂) from the closed-form per-example norms (module docstring)."""
+        """c_j = min(1, C/‖g_j‖₂) from the closed-form per-example norms (module docstring).
+
+        ``w_sq`` is ‖w‖² of the model each row was computed at (a number, or one per row).
+        """
         squares = np.einsum("ij,ij->i", X, X) if row_sq_norms is None else row_sq_norms
         norms_sq = (R * R).sum(axis=1) * squares
         if self.rho:
-            norms_sq += 2.0 * self.rho * (R * Z).sum(axis=1) + self.rho**2 * float(w @ w)
+            norms_sq += 2.0 * self.rho * (R * Z).sum(axis=1) + self.rho**2 * w_sq
         norms = np.sqrt(np.maximum(norms_sq, 0.0))
         return np.minimum(1.0, clip / np.maximum(norms, 1e-300))
 
@@ -108,33 +111,50 @@ class Model:
             grads = self.per_example_gradients(X, y, w)
             factors = np.minimum(1.0, clip / np.maximum(np.abs(grads).sum(axis=1), 1e-300))
             return factors @ grads
-        c = self.clip_factors(X, Z, R, w, clip, row_sq_norms)
+        c = self.clip_factors(X, Z, R, float(w @ w), clip, row_sq_norms)
         return ((c[:, None] * R).T @ X).ravel() + self.rho * float(c.sum()) * w
 
-    def clipped_gradient_sums(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, starts: np.ndarray, *,
-                              clip: float | None, row_sq_norms: np.ndarray | None = None) -> np.ndarray:
-        """Clipped sums of many batches at one model: rows ``starts[j]:starts[j+1]`` form batch j.
+    def clipped_gradient_sums(self, X: np.ndarray, y: np.ndarray, models: np.ndarray, starts: np.ndarray, *,
+                              clip: float | None, row_sq_norms: np.ndarray | None = None,
+                              batch_model: np.ndarray | None = None) -> np.ndarray:
+        """Clipped sums of many batches: rows ``starts[j]:starts[j+1]`` form batch j.
 
-        ``starts`` has one more entry than there are batches (its last entry is ``len(X)``); empty
-        batches give zero rows. Shape (batches, dim). This is the engine's vectorised hot path.
+        ``models`` is one model (dim,) shared by every batch, or a stack (V, dim) with ``batch_model[j]``
+        naming the model of batch j (batches that read different model versions, computed together).
+        ``starts`` has one more entry than there are batches (its last entry is ``len(X)``); empty batches
+        give zero rows. Shape (batches, dim). This is the engine's vectorised hot path.
         """
         batches = len(starts) - 1
         out = np.zeros((batches, self.dim))
         if X.shape[0] == 0:
             return out
-        Z = self.scores(X, w)
+        counts = np.diff(starts)
+        if models.ndim == 1:
+            Z = self.scores(X, models)
+            w_sq = float(models @ models)
+            batch_w = models[None, :]
+        else:
+            row_model = np.repeat(batch_model, counts)
+            W_rows = models[row_model]
+            if self.k == 1:
+                Z = np.einsum("ij,ij->i", X, W_rows)[:, None]
+            else:
+                Z = np.einsum("ij,ikj->ik", X, W_rows.reshape(-1, self.k, self.n_features))
+            w_sq = np.einsum("ij,ij->i", models, models)[row_model]
+            batch_w = models[batch_model]
         R = self.residuals(Z, y)
-        c = np.ones(X.shape[0]) if clip is None else self.clip_factors(X, Z, R, w, clip, row_sq_norms)
-        weighted = (c[:, None] * R)
-        nonempty = np.flatnonzero(starts[1:] > starts[:-1])
+        c = np.ones(X.shape[0]) if clip is None else self.clip_factors(X, Z, R, w_sq, clip, row_sq_norms)
+        weighted = c[:, None] * R
+        nonempty = np.flatnonzero(counts > 0)
         if self.k == 1:
             rows = weighted[:, 0, None] * X
         else:
             rows = (weighted[:, :, None] * X[:, None, :]).reshape(X.shape[0], self.dim)
         out[nonempty] = np.add.reduceat(rows, starts[nonempty], axis=0)
         if self.rho:
-            counts = np.add.reduceat(c, starts[nonempty])
-            out[nonempty] += self.rho * counts[:, None] * w
+            clipped_counts = np.zeros(batches)
+            clipped_counts[nonempty] = np.add.reduceat(c, starts[nonempty])
+            out += self.rho * clipped_counts[:, None] * batch_w
         return out
 
     # ------------------------------------------------------------------ constants of the problem

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,13 @@ class Problem:
     indices: tuple[np.ndarray, ...]
     clients: tuple[ClientArrays, ...]
     w_star: np.ndarray | None
+
+    @cached_property
+    def stacked(self) -> ClientArrays:
+        """Every client's samples concatenated in client order (built once, shared by runs and seeds)."""
+        return ClientArrays(X=np.concatenate([client.X for client in self.clients]),
+                            y=np.concatenate([client.y for client in self.clients]),
+                            row_sq_norms=np.concatenate([client.row_sq_norms for client in self.clients]))
 
     @property
     def n_clients(self) -> int:

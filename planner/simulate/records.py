@@ -27,7 +27,7 @@ from planner.simulate.engine import finite_or_none
 from planner.simulate.models import Model
 
 __all__ = ["RECORD_FIELDS", "Diverged", "Evaluator", "RoundRecorder", "SimulationResult", "gaussian_ledger",
-           "laplace_ledger"]
+           "laplace_ledger", "merge_releases"]
 
 RECORD_FIELDS = ("round", "time", "loss", "accuracy", "dist_sq", "staleness", "noise")
 
@@ -81,7 +81,7 @@ class RoundRecorder:
         return metrics
 
 
-def _merged(releases) -> list[tuple[float, float, int]]:
+def merge_releases(releases) -> list[tuple[float, float, int]]:
     """Consecutive equal (q, σ) releases merged into (q, σ, steps) segments."""
     segments: list[tuple[float, float, int]] = []
     for q, sigma in releases:
@@ -92,29 +92,40 @@ def _merged(releases) -> list[tuple[float, float, int]]:
     return segments
 
 
-def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "") -> dict:
-    """ε of the executed releases: each client's (q, σ) sequence composed exactly; the worst client counts.
+def _dominated(schedule: tuple, other: tuple) -> bool:
+    """True when ``schedule`` is a prefix of ``other`` (same segments, its last one no longer): ε can only grow."""
+    if not schedule or len(schedule) > len(other) or schedule == other:
+        return not schedule
+    last = len(schedule) - 1
+    return (schedule[:last] == other[:last] and schedule[last][:2] == other[last][:2]
+            and schedule[last][2] <= other[last][2])
 
-    ``per_client`` holds, for every client, the list of its releases ``(sample_rate, noise_multiplier)``
-    in order. A release without noise (σ = 0) makes the run non-private: ``epsilon`` is then ``None``.
+
+def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "") -> dict:
+    """ε of the executed releases: each client's segments composed exactly; the worst client counts.
+
+    ``per_client`` holds, for every client, its releases in order as segments ``(sample_rate,
+    noise_multiplier, steps)`` (see :func:`merge_releases`). Schedules that are prefixes of another client's
+    are skipped (their ε is smaller). A release without noise (σ = 0) makes the run non-private:
+    ``epsilon`` is then ``None``.
     """
-    schedules = [tuple(_merged(releases)) for releases in per_client]
+    schedules = [tuple(tuple(segment) for segment in segments) for segments in per_client]
     result = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant,
               "sampling": "poisson (each local example joins a release with probability q)",
-              "neighboring_relation": "add_or_remove_one", "releases_per_client": [len(r) for r in per_client],
+              "neighboring_relation": "add_or_remove_one",
+              "releases_per_client": [sum(segment[2] for segment in schedule) for schedule in schedules],
               "epsilon": 0.0, "worst_client": None, "note": note}
-    if any(sigma == 0 for releases in per_client for _, sigma in releases):
+    if any(segment[1] == 0 for schedule in schedules for segment in schedule):
         result.update(epsilon=None, statement="Some releases carry no noise: the run is not differentially private.")
         return result
-    answers: dict[tuple, accounting.AccountingResult] = {}
-    for schedule in set(schedules):
-        if schedule:
-            answers[schedule] = accounting.get_epsilon(segments=list(schedule), delta=delta, accountant=accountant)
+    distinct = sorted(set(schedules), key=len)
+    maximal = [s for s in distinct if not any(_dominated(s, other) for other in distinct if other is not s)]
+    answers = {s: accounting.get_epsilon(segments=list(s), delta=delta, accountant=accountant) for s in maximal}
     if answers:
-        worst = max(range(len(schedules)), key=lambda c: answers[schedules[c]].epsilon if schedules[c] else -1.0)
-        answer = answers[schedules[worst]]
-        result.update(epsilon=answer.epsilon, worst_client=worst, accountant=answer.accountant,
-                      segments=[list(segment) for segment in schedules[worst]])
+        worst_schedule = max(answers, key=lambda s: answers[s].epsilon)
+        answer = answers[worst_schedule]
+        result.update(epsilon=answer.epsilon, worst_client=schedules.index(worst_schedule),
+                      accountant=answer.accountant, segments=[list(segment) for segment in worst_schedule])
         statement = answer.statement()
     else:
         statement = "No release was made: epsilon = 0."
@@ -128,7 +139,8 @@ def laplace_ledger(per_client, *, note: str = "") -> dict:
     totals = [basic_composition(epsilons=list(releases))[0] if releases else 0.0 for releases in per_client]
     worst = int(np.argmax(totals)) if totals else None
     return {"mechanism": "laplace", "delta": 0.0, "accountant": "basic composition",
-            "epsilon": max(totals, default=0.0), "worst_client": worst, "releases_per_client": [len(r) for r in per_client],
+            "epsilon": max(totals, default=0.0), "worst_client": worst,
+            "releases_per_client": [len(r) for r in per_client],
             "sampling": "none (full local data set per release)",
             "neighboring_relation": "replace_one (sensitivity 2 xi1/d_i)",
             "statement": f"Each client's Laplace releases compose to epsilon <= {max(totals, default=0.0):.6g} "
