@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -154,7 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"fedplan: error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps(output) if args.json else _format_table(output))
+    try:
+        print(json.dumps(output) if args.json else _format_table(output))
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `fedplan ... | head`: the reader has gone, which is not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit-time flush quiet
     return 0
 
 

@@ -107,3 +107,12 @@ def test_installed_console_script_reports_errors_without_traceback():
     done = subprocess.run([sys.executable, "-m", "planner.cli", "epsilon", *REFERENCE, "--accountant", "rdp",
                            "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and json.loads(done.stdout)["accountant"] == "rdp"
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    import subprocess
+    import sys
+
+    command = (f"{sys.executable} -m planner.cli mapa schedule --iterations 25000 --initial-gap 100 | head -c 10")
+    finished = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 0 and finished.stderr == "" and len(finished.stdout) == 10
