@@ -113,6 +113,7 @@ def test_a_closed_pipe_is_not_a_traceback():
     import subprocess
     import sys
 
-    command = (f"{sys.executable} -m planner.cli mapa schedule --iterations 25000 --initial-gap 100 | head -c 10")
+    # `true` exits at once, long before Python has started, so the print meets a closed pipe.
+    command = f"{sys.executable} -m planner.cli mapa schedule --iterations 25000 --initial-gap 100 | true"
     finished = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=60)
-    assert finished.returncode == 0 and finished.stderr == "" and len(finished.stdout) == 10
+    assert (finished.returncode, finished.stderr) == (0, "")
