@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import scipy.sparse as sp
 
 from bounds.validation import check_int, check_real
 from planner.simulate.data import Dataset, partition
@@ -13,6 +14,9 @@ from planner.simulate.models import Model
 from planner.simulate.records import Evaluator
 
 __all__ = ["ClientArrays", "Problem", "make_problem"]
+
+#: Evaluation (a full pass over the data every few rounds) uses sparse products below this density.
+SPARSE_DENSITY = 0.2
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,9 +57,19 @@ class Problem:
     def client_sizes(self) -> tuple[int, ...]:
         return tuple(client.size for client in self.clients)
 
+    @cached_property
+    def _evaluation_features(self) -> tuple:
+        """Training and test features for evaluation: CSR when at most :data:`SPARSE_DENSITY` are non-zero."""
+        data = self.dataset
+        density = np.count_nonzero(data.X_train) / max(data.X_train.size, 1)
+        if density > SPARSE_DENSITY:
+            return data.X_train, data.X_test
+        return sp.csr_matrix(data.X_train), sp.csr_matrix(data.X_test)
+
     def evaluator(self) -> Evaluator:
         data = self.dataset
-        return Evaluator(model=self.model, X_train=data.X_train, y_train=data.y_train, X_test=data.X_test,
+        X_train, X_test = self._evaluation_features
+        return Evaluator(model=self.model, X_train=X_train, y_train=data.y_train, X_test=X_test,
                          y_test=data.y_test, w_star=self.w_star)
 
     def describe(self) -> dict:

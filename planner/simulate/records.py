@@ -136,6 +136,9 @@ def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: 
 
 def laplace_ledger(per_client, *, note: str = "") -> dict:
     """Pure ε of Laplace releases, each ``epsilon_j = sensitivity/scale``, by basic composition (worst client)."""
+    if any(not np.isfinite(value) for releases in per_client for value in releases):
+        return {"mechanism": "laplace", "epsilon": None, "delta": 0.0, "note": note,
+                "statement": "Some Laplace releases carry no noise: the run is not differentially private."}
     totals = [basic_composition(epsilons=list(releases))[0] if releases else 0.0 for releases in per_client]
     worst = int(np.argmax(totals)) if totals else None
     return {"mechanism": "laplace", "delta": 0.0, "accountant": "basic composition",

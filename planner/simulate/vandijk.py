@@ -40,8 +40,7 @@ from planner.export import Schedule
 from planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, DelayLog, Durations, EventQueue, spawn_generators
 from planner.simulate.models import is_finite
 from planner.simulate.problem import Problem
-from planner.simulate.records import (Diverged, RoundRecorder, SimulationResult, gaussian_ledger,
-                                      merge_releases)
+from planner.simulate.records import Diverged, RoundRecorder, SimulationResult, gaussian_ledger, merge_releases
 
 __all__ = ["SAMPLINGS", "WAIT_RULES", "inputs_from_schedule", "run_vandijk"]
 
@@ -134,7 +133,9 @@ class _Run:
         self.h = [0] * n
         self.k = [0] * n
         self.w = [np.zeros(dim) for _ in range(n)]
-        self.U = [np.zeros(dim) for _ in range(n)]
+        #: U_{i,c,h} is kept implicitly: U = U_anchor + (w_anchor − ŵ)/η̄_i, exact while η̄_i is fixed (each local
+        #: step is ŵ ← ŵ − η̄_i g); the anchor is reset at the start of a round and at every accepted broadcast.
+        self.anchor: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(dim), np.zeros(dim)) for _ in range(n)]
         self.view: list[tuple[int, frozenset]] = [(0, frozenset())] * n
         self.own_done: list[set[int]] = [set() for _ in range(n)]
         self.batch: list[list[int]] = [[] for _ in range(n)]
@@ -158,7 +159,7 @@ class _Run:
             self.batch[c] = rng.choice(size, count, replace=False).tolist()
         self.durations[c] = self.compute_means[c] * self.compute_streams[c].block(count)
         self.h[c] = 0
-        self.U[c] = np.zeros(self.model.dim)
+        self.anchor[c] = (np.zeros(self.model.dim), self.w[c].copy())
         self.try_block(c, now)
 
     def limit(self, c: int) -> int:
@@ -209,41 +210,50 @@ class _Run:
         if target > self.h[c]:
             self.iterate(c, self.h[c], target)
 
+    def update_sum(self, c: int) -> np.ndarray:
+        """U_{i,c,h}, the sum of client c's (clipped) gradients of its current round so far."""
+        U_anchor, w_anchor = self.anchor[c]
+        return U_anchor + (w_anchor - self.w[c]) / self.steps[self.i[c]]
+
     def iterate(self, c: int, start: int, stop: int) -> None:
-        """Local SGD iterations ``start..stop−1`` of the current round (one sample each, clipped)."""
+        """Local SGD iterations ``start..stop−1`` of the current round (one sample each, clipped).
+
+        For logistic and ridge models a step is ŵ ← (1 − ηb)ŵ − ηa·x with the per-example gradient
+        a·x + b·ŵ (a = f·r, b = f·ρ, f the clipping factor); ‖ŵ‖², which the clipping norm needs, is
+        updated from scalars, so a step costs one dot product and two vector operations.
+        """
         i = self.i[c]
         self.log_delays(c, i, start, stop)
         eta = float(self.steps[i])
-        w, U = self.w[c], self.U[c]
+        w = self.w[c]
         client = self.problem.clients[c]
         X, ys, sqs, batch = client.X, self.y_lists[c], self.sq_lists[c], self.batch[c]
         rho, clip, model = self.model.rho, self.clip, self.model
-        logistic = model.kind == "logistic"
         if model.k > 1:
             for h in range(start, stop):
                 j = batch[h]
-                g = model.clipped_gradient_sum(X[j:j + 1], client.y[j:j + 1], w, clip=clip)
-                U += g
-                w -= eta * g
-        else:
-            clip_sq = None if clip is None else clip * clip
-            for h in range(start, stop):
-                j = batch[h]
-                x = X[j]
-                z = float(x @ w)
-                if logistic:
-                    r = (1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))) - ys[j]
-                else:
-                    r = z - ys[j]
-                g = r * x
-                if rho:
-                    g += rho * w
-                if clip_sq is not None:
-                    norm_sq = r * r * sqs[j] + ((2.0 * rho * r * z + rho * rho * float(w @ w)) if rho else 0.0)
-                    if norm_sq > clip_sq:
-                        g *= clip / math.sqrt(norm_sq)
-                U += g
-                w -= eta * g
+                w -= eta * model.clipped_gradient_sum(X[j:j + 1], client.y[j:j + 1], w, clip=clip)
+            self.h[c] = stop
+            return
+        logistic = model.kind == "logistic"
+        clip_sq = math.inf if clip is None else clip * clip
+        w_sq = float(w @ w)
+        for h in range(start, stop):
+            j = batch[h]
+            x = X[j]
+            z = float(x @ w)
+            if logistic:
+                r = (1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))) - ys[j]
+            else:
+                r = z - ys[j]
+            x_sq = sqs[j]
+            norm_sq = r * r * x_sq + 2.0 * rho * r * z + rho * rho * w_sq
+            factor = clip / math.sqrt(norm_sq) if norm_sq > clip_sq else 1.0
+            a, shrink = eta * factor * r, 1.0 - eta * factor * rho
+            if rho:
+                w *= shrink
+            w -= a * x
+            w_sq = shrink * shrink * w_sq - 2.0 * shrink * a * z + a * a * x_sq
         self.h[c] = stop
 
     def included_prefix(self, c: int, i: int) -> tuple[int, bool]:
@@ -274,7 +284,7 @@ class _Run:
     def finish_round(self, c: int, now: float) -> None:
         i = self.i[c]
         sigma = float(self.sigmas[i])
-        U, w = self.U[c], self.w[c]
+        U, w = self.update_sum(c), self.w[c]
         if sigma > 0:
             noise = (sigma * self.clip) * self.noise_rng[c].standard_normal(self.model.dim)
             U += noise
@@ -299,7 +309,9 @@ class _Run:
         if k_msg <= self.k[c] or self.i[c] >= self.rounds:
             return
         self.advance(c, now)
-        self.w[c] = v_hat - self.steps[self.i[c]] * self.U[c]
+        U = self.update_sum(c)
+        self.w[c] = v_hat - self.steps[self.i[c]] * U
+        self.anchor[c] = (U, self.w[c].copy())
         self.k[c] = k_msg
         self.view[c] = (k_msg, held)
         self.own_done[c] = set()
