@@ -1,0 +1,291 @@
+"""Check a plan by simulation: run R seeds and compare what happened with what the bounds predicted.
+
+Every claim is a :class:`Claim` (simulated value, predicted value, relation, pass/fail, source); the report
+also carries a plot-ready table (one row per round and quantity: simulated mean and quantiles over the
+seeds next to the prediction). Three validations:
+
+* :func:`validate_vandijk_plan`: a :class:`planner.vandijk.VanDijkPlan` (with step sizes) run on data split
+  into clients of the plan's N_c: the ε spent by the executed schedule against the planned tight ε and the
+  paper's claimed ε, and the empirical delays τ̂(t) against Lemma 3's envelope √(t/ln t·(1 − 1/ln t)).
+* :func:`validate_theorem5`: van Dijk's Theorem 5 recipe (s_i = Θ(i/ln i), its η̄_i and τ(t), the exact wait
+  rule): E‖w_T − w*‖² against the Theorem 5 bound (and the lower bound N/(2μ²t) for reference) and
+  τ̂(t) ≤ τ(t) (Theorem 1 / Definition 1).
+* :func:`validate_fedsgd_dpc`: Zhou et al.'s FedSGD-DPC with constants estimated on the same split:
+  E‖θ_T − θ*‖² against U(T, b) (Theorem 3/4; the per-round curve is the theorem's bound at t with the
+  noise of the horizon T), and the spent ε against the per-client target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bounds import fedsgd_dpc as zhou
+from bounds import vandijk_sequences as sequences
+from bounds.theorem import Hypothesis
+from bounds.validation import check_int, check_real
+from planner.simulate.data import Dataset
+from planner.simulate.problem import Problem, make_problem
+from planner.simulate.records import SimulationResult
+
+__all__ = ["Claim", "ValidationReport", "validate_fedsgd_dpc", "validate_theorem5", "validate_vandijk_plan"]
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One prediction checked against the simulation: ``simulated <relation> predicted``."""
+
+    name: str
+    simulated: float | None
+    predicted: float | None
+    relation: str
+    passed: bool
+    detail: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _claim(name: str, simulated, predicted, relation: str, source: str, detail: str = "") -> Claim:
+    if simulated is None or predicted is None:
+        return Claim(name, simulated, predicted, relation, False, detail or "not available", source)
+    holds = {"<=": simulated <= predicted, ">=": simulated >= predicted, "==": simulated == predicted}[relation]
+    text = f"{simulated:.6g} {relation} {predicted:.6g}" + (f"; {detail}" if detail else "")
+    return Claim(name, float(simulated), float(predicted), relation, bool(holds), text, source)
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Claims with pass/fail, a plot-ready table and the runs behind them."""
+
+    algorithm: str
+    seeds: tuple[int, ...]
+    claims: tuple[Claim, ...]
+    table: tuple[dict, ...]
+    runs: tuple[SimulationResult, ...]
+    notes: tuple[str, ...] = ()
+    hypotheses: tuple[Hypothesis, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(claim.passed for claim in self.claims)
+
+    def to_dict(self) -> dict:
+        return {"algorithm": self.algorithm, "seeds": list(self.seeds), "passed": self.passed,
+                "claims": [claim.to_dict() for claim in self.claims], "table": list(self.table),
+                "notes": list(self.notes), "hypotheses": [h.to_dict() for h in self.hypotheses],
+                "runs": [run.to_dict(with_records=False) for run in self.runs]}
+
+
+def _seeds(seeds) -> tuple[int, ...]:
+    values = tuple(check_int(f"seeds[{i}]", seed, low=0) for i, seed in enumerate(seeds))
+    if not values:
+        raise ValueError("seeds must hold at least one seed")
+    return values
+
+
+def _curve_rows(runs, quantity: str, predicted, *, clock=None) -> list[dict]:
+    """Per round: mean and quantiles of ``quantity`` over the runs, next to ``predicted(round)``."""
+    columns = np.array([run.column(quantity) for run in runs])
+    rows = []
+    for index in range(columns.shape[1]):
+        values = columns[:, index]
+        if not np.all(np.isfinite(values)):
+            continue
+        row = {"round": index, "quantity": quantity, "mean": float(values.mean())}
+        row.update({f"q{int(100 * level)}": float(np.quantile(values, level)) for level in QUANTILES})
+        if clock is not None:
+            row["t"] = int(clock[index])
+        row["predicted"] = None if predicted is None else predicted(index)
+        rows.append(row)
+    return rows
+
+
+def _mean_final(runs, key: str) -> float | None:
+    values = [run.final.get(key) for run in runs]
+    return None if any(value is None for value in values) else float(np.mean(values))
+
+
+def _split_at_size(dataset: Dataset, clients: int, client_size: int, seed: int, **options) -> tuple[Problem, str]:
+    """Clients of exactly ``client_size`` examples when the data allow, else an iid split (and a note)."""
+    if clients * client_size <= dataset.X_train.shape[0]:
+        return make_problem(dataset=dataset, clients=clients, seed=seed, scheme="sizes",
+                            sizes=[client_size] * clients, **options), ""
+    problem = make_problem(dataset=dataset, clients=clients, seed=seed, **options)
+    return problem, (f"the data hold fewer than {clients} x {client_size} training examples: clients have "
+                     f"{min(problem.client_sizes)}..{max(problem.client_sizes)} examples, so the spent epsilon "
+                     "is computed with these sizes")
+
+
+def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm: float, seeds=(0, 1, 2),
+                          accountant: str = "rdp", **run_options) -> ValidationReport:
+    """Run a van Dijk plan (it must carry step sizes: ``plan_vandijk(..., learning_rate=...)``) on R seeds."""
+    from planner.simulate.vandijk import inputs_from_schedule, run_vandijk
+
+    seeds = _seeds(seeds)
+    if plan.step_sizes is None:
+        raise ValueError("the plan has no step sizes: plan it with learning_rate (and decay) to simulate it")
+    selection = plan.selection
+    problem, note = _split_at_size(dataset, clients, selection.client_size, seeds[0], with_optimum=False)
+    inputs = inputs_from_schedule(plan.schedule(), problem.client_sizes)
+    runs = tuple(run_vandijk(problem=problem, **inputs, clipping_norm=clipping_norm, seed=seed, delta=selection.delta,
+                             accountant=accountant, **run_options) for seed in seeds)
+    spent = max(run.epsilon for run in runs)
+    planned = plan.tight_rdp if accountant == "rdp" else (plan.tight_pld or plan.tight_rdp)
+    claims = [
+        _claim("spent epsilon <= planned tight epsilon", spent, planned.epsilon, "<=",
+               "bounds.accounting on the executed schedule vs the plan's",
+               f"both at delta = {selection.delta:.4g}, {accountant.upper()}"),
+        _claim("spent epsilon <= the paper's claimed epsilon", spent, selection.epsilon, "<=", selection.source),
+    ]
+    claims.append(_envelope_claim(runs))
+    table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
+    return ValidationReport(algorithm="vandijk", seeds=seeds, claims=tuple(claims), table=tuple(table), runs=runs,
+                            notes=tuple(n for n in (note,) if n), hypotheses=tuple(selection.hypotheses))
+
+
+def _delay_rows(run: SimulationResult) -> list[dict]:
+    rows = []
+    for row in run.delay_quantiles:
+        envelope = sequences.delay_envelope(t=row["t"]) if row["t"] > math.e else None
+        rows.append({"quantity": "delay", **row, "envelope": envelope})
+    return rows
+
+
+def _envelope_claim(runs) -> Claim:
+    """Largest τ̂(t) − envelope(t) over every logged computation with t > e (Lemma 3's permissible growth)."""
+    worst = -math.inf
+    for run in runs:
+        for row in run.delay_quantiles:
+            if row["t"] > math.e:
+                worst = max(worst, row["tau_hat_q100"] - sequences.delay_envelope(t=row["t"]))
+    return _claim("max over t of tau_hat(t) - sqrt(t/ln t (1 - 1/ln t))", worst, 0.0, "<=",
+                  "vandijk Lemma 3, L725, (14) L707",
+                  "binned: each bin's largest delay against the envelope at the bin's last t")
+
+
+def validate_theorem5(*, dataset: Dataset, clients: int, rounds: int, d: int = 1, m: int | None = None,
+                      alpha: float = 36.0, seeds=(0, 1, 2), **run_options) -> ValidationReport:
+    """van Dijk's Theorem 5 recipe on R seeds: E‖w_T − w*‖² vs the Theorem 5 bound, τ̂ vs τ.
+
+    The global sizes s_i of Theorem 5 are split as s_{i,c} = ⌈s_i/n⌉; the round step sizes, M_0, M_1 and
+    τ(t) are Theorem 5's with μ, L of the problem (L = max‖x‖²/4 + ρ for logistic); N = 2 mean‖∇f(w*; ξ)‖².
+    """
+    from planner.simulate.vandijk import run_vandijk
+
+    seeds = _seeds(seeds)
+    rounds = check_int("rounds", rounds, low=1)
+    problem = make_problem(dataset=dataset, clients=clients, seed=seeds[0])
+    X, y = dataset.X_train, dataset.y_train
+    mu, L = problem.model.strong_convexity(X), problem.model.smoothness(X)
+    m = m if m is not None else sequences.smallest_offset_for_first_size(d=d, target=2 * clients)
+    steps = sequences.theorem5_round_step_sizes(mu=mu, d=d, m=m, L=L, alpha=check_real("alpha", alpha, low=0.0,
+                                                                                         low_open=True),
+                                                 rounds=rounds)
+    global_sizes = sequences.theorem5_sequence(d=d, m=m, rounds=rounds)
+    sizes = -(-global_sizes // clients)
+    M0, M1 = sequences.theorem5_M0(m=m), sequences.theorem5_M1(d=d, L=L, alpha=alpha, mu=mu, m=m)
+
+    def tau(t):
+        return sequences.theorem5_tau(t=t, M0=M0, M1=M1)
+
+    runs = tuple(run_vandijk(problem=problem, sizes=sizes, step_sizes=np.asarray(steps.step_sizes),
+                             wait_rule="exact", tau=tau, seed=seed, **run_options) for seed in seeds)
+    noise = problem.model.gradient_noise_at_optimum(X, y, problem.w_star)
+    clock = np.cumsum(sizes * clients)
+    total = int(clock[-1])
+    bound = sequences.theorem5_rate_bound(t=total, N=noise, mu=mu, M0=M0, M1=M1)
+    violations = sum(run.delays["violations"] for run in runs)
+    failing = [h.name for h in bound.hypotheses + steps.hypotheses if not h.holds]
+    claims = (
+        _claim("E||w_T - w*||^2 <= Theorem 5 bound", _mean_final(runs, "dist_sq"), bound.value, "<=", bound.source,
+               f"mean over {len(seeds)} seeds at t = {total}"
+               + (f"; failing hypotheses (no guarantee): {', '.join(failing)}" if failing else "")),
+        _claim("computations with tau_hat(t) > tau(t)", float(violations), 0.0, "<=",
+               "vandijk Theorem 1, Definition 1 (L73, L127)", "exact wait rule"),
+    )
+
+    def predicted(index: int) -> float:
+        t = float(clock[index])
+        return sequences.theorem5_rate_bound(t=t, N=noise, mu=mu, M0=M0, M1=M1).value
+
+    table = _curve_rows(runs, "dist_sq", predicted, clock=clock)
+    for row in table:
+        row["lower_bound"] = sequences.lower_bound_rate(t=row["t"], N=noise, mu=mu)
+    table += _delay_rows(runs[0])
+    return ValidationReport(algorithm="vandijk-theorem5", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            hypotheses=tuple(bound.hypotheses) + tuple(steps.hypotheses),
+                            notes=(f"m = {m}, d = {d}, s_i = {global_sizes[0]}..{global_sizes[-1]}, "
+                                   f"mu = {mu:.4g}, L = {L:.4g}, N = {noise:.4g}",))
+
+
+def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsilon: float,
+                        clipping_norm: float | None = None, delta: float = 1e-5, sample_rate: float = 0.5,
+                        rounds: int | None = None, clients_per_round: int | None = None, max_rounds: int = 200,
+                        selection: str = "round_robin", seeds=(0, 1, 2), accountant: str = "rdp",
+                        **run_options) -> ValidationReport:
+    """Zhou et al.'s FedSGD-DPC on R seeds: E‖θ_T − θ*‖² vs U(T, b), spent ε vs the per-client target.
+
+    The constants (μ, λ, G, Γ, Y₀, ξ₁, ξ₂, Λ_i) are estimated on the same split
+    (:func:`planner.estimate.estimate_constants`); without ``rounds``/``clients_per_round`` the planner's
+    optimum (T*, b*) is used. The clipping norm defaults to the estimated ξ₁ (Laplace) or ξ₂ (Gaussian),
+    so that clipping does not bind at the points where the constants were measured.
+    """
+    from planner.estimate import estimate_constants
+    from planner.fedsgd_dpc import plan_fedsgd_dpc
+    from planner.simulate.fedsgd_dpc import run_fedsgd_dpc
+
+    seeds = _seeds(seeds)
+    problem = make_problem(dataset=dataset, clients=clients, seed=seeds[0], with_optimum=False)
+    constants = estimate_constants(X=dataset.X_train, y=dataset.y_train, model=problem.model.kind,
+                                   regularization=problem.model.rho, client_indices=problem.indices)
+    problem = dataclasses.replace(problem, w_star=np.array(constants.theta_star))
+    zproblem = zhou.Problem(**constants.fedsgd_problem_kwargs())
+    clip = clipping_norm if clipping_norm is not None else (constants.xi1 if mechanism == "laplace"
+                                                            else constants.xi2)
+    rate = sample_rate if mechanism == "gaussian" else 1.0
+    notes = []
+    if rounds is None or clients_per_round is None:
+        plan = plan_fedsgd_dpc(problem=zproblem, mechanism=mechanism, epsilon=epsilon, clipping_norm=clip,
+                               delta=delta if mechanism == "gaussian" else None,
+                               sample_rate=rate if mechanism == "gaussian" else None, max_rounds=max_rounds,
+                               accountant=accountant)
+        if not plan.choice.rounds and rounds is None:
+            raise ValueError(f"the planner's optimum is T = 0 rounds at epsilon = {epsilon:g} (the noise term "
+                             "dominates U(T, b)); give rounds to simulate a run anyway, or raise epsilon")
+        rounds = rounds or int(plan.choice.rounds)
+        clients_per_round = clients_per_round or int(plan.choice.clients_per_round)
+        notes.append(f"planner optimum: T = {plan.choice.rounds}, b = {plan.choice.clients_per_round}")
+    rounds = check_int("rounds", rounds, low=1)
+    steps = [zhou.step_size(problem=zproblem, t=t) for t in range(rounds)]
+    runs = tuple(run_fedsgd_dpc(problem=problem, rounds=rounds, clients_per_round=clients_per_round,
+                                step_sizes=steps, mechanism=mechanism, clipping_norm=clip, sample_rate=rate,
+                                epsilon=epsilon, delta=delta, selection=selection, seed=seed, accountant=accountant,
+                                **run_options) for seed in seeds)
+    per_client = np.asarray(runs[0].config["noise_per_client"])
+    sizes = np.asarray(problem.client_sizes, dtype=float)
+    variances = 2.0 * per_client**2 if mechanism == "laplace" else (per_client * clip / (rate * sizes)) ** 2
+    noise = zhou.aggregated_noise_variance(problem=zproblem, variances=variances, clients_per_round=clients_per_round)
+
+    def bound_at(t: float):
+        return zhou.bound_terms(problem=zproblem, rounds=t, clients_per_round=clients_per_round,
+                                noise_variance=noise, sample_rate=rate)
+
+    final_bound = bound_at(rounds)
+    spent = max(run.epsilon for run in runs)
+    claims = (
+        _claim("E||theta_T - theta*||^2 <= U(T, b)", _mean_final(runs, "dist_sq"), final_bound.total, "<=",
+               final_bound.source, f"mean over {len(seeds)} seeds, T = {rounds}, b = {clients_per_round}"),
+        _claim("spent epsilon <= per-client target", spent, epsilon, "<=",
+               "bounds.accounting / basic composition on the replies made"),
+    )
+    table = _curve_rows(runs, "dist_sq", lambda index: bound_at(index + 1).total)
+    return ValidationReport(algorithm="fedsgd-dpc", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=tuple(notes), hypotheses=tuple(final_bound.hypotheses))
+
