@@ -237,7 +237,7 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
                 staleness: str = "polynomial", staleness_exponent: float = 0.5, staleness_cutoff: int = 10,
                 value_after_cutoff: float = 0.0, compute: Durations = DEFAULT_COMPUTE,
                 uplink: Durations = DEFAULT_LATENCY, downlink: Durations = DEFAULT_LATENCY, seed: int = 0,
-                eval_every: int = 10, delta: float = 1e-5, accountant: str = "rdp") -> SimulationResult:
+                eval_every: int = 10, delta: float = 1e-5, accountant: str = "rdp", progress=None) -> SimulationResult:
     """Simulate ``rounds`` server updates of FedBuff (module docstring).
 
     Parameters
@@ -270,7 +270,7 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
                                 value_after_cutoff=value_after_cutoff)
 
     table = weight_of(np.arange(4 * (problem.n_clients + buffer_size) + 1))
-    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every)
+    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
     streams = spawn_generators(seed, 5)
     run = _Buffered(problem, rate=rate, buffer_size=buffer_size, lr=lr, clip=clip, sigma=sigma, weights=table,
                     weight_of=weight_of, trips=_TripTimes(compute, uplink, downlink, streams[2:], problem.n_clients),

@@ -85,7 +85,7 @@ def run_fedsgd_dpc(*, problem: Problem, rounds: int, clients_per_round: int, ste
                    noise_multiplier=None, noise_scale=None, delta: float = 1e-5, selection: str = "uniform",
                    compute: Durations = DEFAULT_COMPUTE, uplink: Durations = DEFAULT_LATENCY,
                    downlink: Durations = DEFAULT_LATENCY, seed: int = 0, eval_every: int = 1,
-                   accountant: str = "rdp") -> SimulationResult:
+                   accountant: str = "rdp", progress=None) -> SimulationResult:
     """Simulate T rounds of FedSGD-DPC (module docstring).
 
     Parameters
@@ -136,7 +136,7 @@ def run_fedsgd_dpc(*, problem: Problem, rounds: int, clients_per_round: int, ste
     streams = [durations.stream(rng) for durations, rng in zip((downlink, compute, uplink), rngs[3:], strict=True)]
     means = [durations.means(n) for durations in (downlink, compute, uplink)]
     model = problem.model
-    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every)
+    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
     weights = np.asarray(sizes, dtype=float) / float(sum(sizes))
     theta = np.zeros(model.dim)
     clock = 0.0

@@ -49,7 +49,7 @@ def _vandijk_plan():
 
 
 def run_preset(name: str, *, dataset: str | None = None, seed: int = 0, accountant: str = "rdp",
-               with_optimum: bool = False) -> SimulationResult:
+               with_optimum: bool = False, progress=None) -> SimulationResult:
     """Run preset ``name`` (:data:`PRESETS`); ``dataset`` overrides the w8a file path.
 
     ``with_optimum`` also computes w* for ‖w − w*‖² (an L-BFGS solve of the ill-conditioned w8a problem, ~5 s).
@@ -72,7 +72,7 @@ def run_preset(name: str, *, dataset: str | None = None, seed: int = 0, accounta
     rounds = len(inputs["sizes"])
     result = run_vandijk(problem=problem, **inputs, clipping_norm=VANDIJK_DP["clipping_norm"], seed=seed,
                          eval_every=max(1, math.ceil(rounds / EVALUATIONS)), delta=plan.selection.delta,
-                         accountant=accountant)
+                         accountant=accountant, progress=progress)
     result.config.update(preset=name, planned_epsilon_rdp=plan.tight_rdp.epsilon,
                          claimed_epsilon=plan.selection.epsilon, plan_delta=plan.selection.delta)
     return result

@@ -60,10 +60,12 @@ class Evaluator:
 class RoundRecorder:
     """One tidy row per round; metrics every ``eval_every`` rounds and whenever ``force`` is set."""
 
-    def __init__(self, evaluator: Evaluator, *, eval_every: int = 1):
+    def __init__(self, evaluator: Evaluator, *, eval_every: int = 1, progress=None):
         self.evaluator = evaluator
         self.eval_every = check_int("eval_every", eval_every, low=1)
         self.rows: list[dict] = []
+        #: Called with the number of recorded rounds after every round (e.g. a progress bar), if given.
+        self.progress = progress
 
     def record(self, *, round: int, time: float, w: np.ndarray, staleness: float | None = None,
                noise: float | None = None, force: bool = False) -> None:
@@ -72,6 +74,8 @@ class RoundRecorder:
         if force or (round + 1) % self.eval_every == 0:
             row.update(self.evaluator(w))
         self.rows.append(row)
+        if self.progress is not None:
+            self.progress(len(self.rows))
 
     def finish(self, w: np.ndarray) -> dict:
         """Metrics of the final model (also written into the last row)."""

@@ -361,7 +361,7 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
                 sampling: str = "with_replacement", wait_rule: str = "none", tau: Callable | None = None, d: int = 1,
                 compute: Durations = DEFAULT_COMPUTE, uplink: Durations = DEFAULT_LATENCY,
                 downlink: Durations = DEFAULT_LATENCY, seed: int = 0, eval_every: int = 1,
-                delta: float = 1e-5, accountant: str = "rdp") -> SimulationResult:
+                delta: float = 1e-5, accountant: str = "rdp", progress=None) -> SimulationResult:
     """Simulate van Dijk et al.'s Algorithms 1-4 for ``len(sizes)`` rounds (see the module docstring).
 
     Parameters
@@ -410,7 +410,7 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
     if tau is None and wait_rule in ("exact", "alg1_literal", "alg4_literal"):
         raise ValueError(f"wait_rule={wait_rule!r} needs a delay function tau(t)")
     tau_table = None if tau is None else np.asarray(tau(np.arange(int(counts.sum()) + 1, dtype=float)), dtype=float)
-    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every)
+    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
     run = _Run(problem, planned, counts, steps, sigmas, clip, sampling, wait_rule, tau_table, d, compute, uplink,
                downlink, rngs, recorder)
     diverged, message = False, None
