@@ -277,8 +277,9 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
                     rngs=streams[:2], recorder=recorder)
     diverged, message = False, None
     try:
-        run.run(rounds)
-        final = recorder.finish(run.w)
+        with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
+            run.run(rounds)
+            final = recorder.finish(run.w)
     except Diverged as error:
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None}

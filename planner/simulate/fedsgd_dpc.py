@@ -144,39 +144,40 @@ def run_fedsgd_dpc(*, problem: Problem, rounds: int, clients_per_round: int, ste
     releases: list[list] = [[] for _ in range(n)]
     diverged, message = False, None
     try:
-        for t in range(rounds):
-            picked = _select(select_rng, selection, t, b, n, order)
-            replies = np.zeros(model.dim)
-            slowest = 0.0
-            noise_sq = 0.0
-            for c in picked.tolist():
-                client = problem.clients[c]
-                if mechanism == "gaussian":
-                    batch = np.flatnonzero(sample_rng.random(client.size) < rate)
-                    g = model.clipped_gradient_sum(client.X[batch], client.y[batch], theta, clip=clip,
-                                                   row_sq_norms=client.row_sq_norms[batch]) / (rate * client.size)
-                    std = noise[t, c] * clip / (rate * client.size)
-                    w = std * noise_rng.standard_normal(model.dim)
-                    releases[c].append((rate, float(noise[t, c])))
-                    work = batch.size
-                else:
-                    g = model.clipped_gradient_sum(client.X, client.y, theta, clip=clip, norm="l1") / client.size
-                    w = (noise_rng.laplace(0.0, noise[t, c], model.dim) if mechanism == "laplace"
-                         else np.zeros(model.dim))
-                    if mechanism == "laplace":
-                        releases[c].append(2.0 * clip / client.size / noise[t, c] if noise[t, c] > 0 else np.inf)
-                    work = client.size
-                noise_sq += float(w @ w)
-                replies += weights[c] * (theta - steps[t] * (g + w))
-                slowest = max(slowest, means[0][c] * streams[0].draw() + means[1][c] * work * streams[1].draw()
-                              + means[2][c] * streams[2].draw())
-            theta = (n / b) * replies
-            clock += slowest
-            if not is_finite(theta):
-                raise Diverged(f"the model stopped being finite at round {t}")
-            recorder.record(round=t, time=clock, w=theta, staleness=0.0, noise=float(np.sqrt(noise_sq)),
-                            force=t == rounds - 1)
-        final = recorder.finish(theta)
+        with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
+            for t in range(rounds):
+                picked = _select(select_rng, selection, t, b, n, order)
+                replies = np.zeros(model.dim)
+                slowest = 0.0
+                noise_sq = 0.0
+                for c in picked.tolist():
+                    client = problem.clients[c]
+                    if mechanism == "gaussian":
+                        batch = np.flatnonzero(sample_rng.random(client.size) < rate)
+                        g = model.clipped_gradient_sum(client.X[batch], client.y[batch], theta, clip=clip,
+                                                       row_sq_norms=client.row_sq_norms[batch]) / (rate * client.size)
+                        std = noise[t, c] * clip / (rate * client.size)
+                        w = std * noise_rng.standard_normal(model.dim)
+                        releases[c].append((rate, float(noise[t, c])))
+                        work = batch.size
+                    else:
+                        g = model.clipped_gradient_sum(client.X, client.y, theta, clip=clip, norm="l1") / client.size
+                        w = (noise_rng.laplace(0.0, noise[t, c], model.dim) if mechanism == "laplace"
+                             else np.zeros(model.dim))
+                        if mechanism == "laplace":
+                            releases[c].append(2.0 * clip / client.size / noise[t, c] if noise[t, c] > 0 else np.inf)
+                        work = client.size
+                    noise_sq += float(w @ w)
+                    replies += weights[c] * (theta - steps[t] * (g + w))
+                    slowest = max(slowest, means[0][c] * streams[0].draw() + means[1][c] * work * streams[1].draw()
+                                  + means[2][c] * streams[2].draw())
+                theta = (n / b) * replies
+                clock += slowest
+                if not is_finite(theta):
+                    raise Diverged(f"the model stopped being finite at round {t}")
+                recorder.record(round=t, time=clock, w=theta, staleness=0.0, noise=float(np.sqrt(noise_sq)),
+                                force=t == rounds - 1)
+            final = recorder.finish(theta)
     except Diverged as error:
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None}

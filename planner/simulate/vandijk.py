@@ -415,8 +415,9 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
                downlink, rngs, recorder)
     diverged, message = False, None
     try:
-        run.run()
-        final = recorder.finish(run.server_w)
+        with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
+            run.run()
+            final = recorder.finish(run.server_w)
     except Diverged as error:
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None}

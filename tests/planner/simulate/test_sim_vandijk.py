@@ -1,0 +1,128 @@
+"""van Dijk et al.'s Algorithms 1-4 on the engine: reduction to SGD, delays, wait rules, ledger, errors."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from bounds import accounting
+from planner.simulate.data import load_dataset
+from planner.simulate.engine import Durations, spawn_generators
+from planner.simulate.problem import make_problem
+from planner.simulate.vandijk import run_vandijk
+
+ZERO = Durations("constant", 0.0)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    data = load_dataset("synthetic", n_samples=1200, n_features=5, seed=1)
+    return make_problem(dataset=data, clients=4, seed=1, regularization=0.01)
+
+
+@pytest.fixture(scope="module")
+def single():
+    data = load_dataset("synthetic", n_samples=300, n_features=4, seed=2)
+    return make_problem(dataset=data, clients=1, seed=2, regularization=0.02)
+
+
+def test_one_client_without_latency_is_plain_sgd_with_round_step_sizes(single):
+    """n = 1, no latency, no noise: the server model is sequential SGD over the same sampled examples."""
+    sizes, steps, clip = [3, 5, 7, 4], [0.5, 0.4, 0.3, 0.2], 0.6
+    result = run_vandijk(problem=single, sizes=sizes, step_sizes=steps, clipping_norm=clip, seed=7,
+                         uplink=ZERO, downlink=ZERO, eval_every=1)
+    client = single.clients[0]
+    rng = spawn_generators(7, 6)[0]  # the client's sampling stream
+    w = np.zeros(4)
+    for size, eta in zip(sizes, steps, strict=True):
+        for j in rng.integers(0, client.size, size):
+            x, y = client.X[j], client.y[j]
+            g = (expit(x @ w) - y) * x + 0.02 * w
+            w = w - eta * g * min(1.0, clip / np.linalg.norm(g))
+    expected = single.evaluator()(w)
+    assert result.final["loss"] == pytest.approx(expected["loss"], rel=1e-12)
+    assert result.final["dist_sq"] == pytest.approx(expected["dist_sq"], rel=1e-10)
+    assert result.delays == {"computations": 19, "max_delay": 0, "mean_delay": 0.0, "violations": 0}
+
+
+def test_runs_are_deterministic_per_seed_and_differ_across_seeds(problem):
+    options = {"sizes": [4 + i for i in range(10)], "step_sizes": 0.3, "noise_multiplier": 1.0, "clipping_norm": 1.0}
+    first = run_vandijk(problem=problem, seed=3, **options)
+    assert first.rows == run_vandijk(problem=problem, seed=3, **options).rows
+    assert first.rows != run_vandijk(problem=problem, seed=4, **options).rows
+    assert [row["round"] for row in first.rows] == list(range(10))
+    assert all(b["time"] >= a["time"] for a, b in zip(first.rows, first.rows[1:], strict=False))
+
+
+def test_exact_wait_rule_keeps_every_delay_within_tau_and_the_literal_alg1_rule_does_not(problem):
+    """Spec I-1: only 'exact' (and the conservative Alg. 4 rule) enforce Definition 1's tau_hat(t) <= tau(t)."""
+    options = {"sizes": [10 + i for i in range(25)], "step_sizes": 0.3, "seed": 3}
+
+    def tau(t):
+        return 60 + 2 * np.sqrt(t)
+
+    for rule in ("exact", "alg4_literal"):
+        result = run_vandijk(problem=problem, wait_rule=rule, tau=tau, **options)
+        assert result.delays["violations"] == 0 and result.delays["max_delay"] <= tau(4000)
+    literal = run_vandijk(problem=problem, wait_rule="alg1_literal", tau=tau, **options)
+    free = run_vandijk(problem=problem, **options)
+    assert literal.delays["violations"] > 0
+    assert free.delays["max_delay"] > run_vandijk(problem=problem, wait_rule="exact", tau=tau,
+                                                 **options).delays["max_delay"]
+    d0 = run_vandijk(problem=problem, wait_rule="d_round", d=0, **options)
+    assert d0.delays["max_delay"] < free.delays["max_delay"]
+
+
+def test_a_too_small_tau_stalls_with_a_clear_error(problem):
+    with pytest.raises(ValueError, match="stalled at round 0: with wait_rule='exact'"):
+        run_vandijk(problem=problem, sizes=[10] * 3, step_sizes=0.1, wait_rule="exact", tau=lambda t: 0 * t + 5)
+    with pytest.raises(ValueError, match=r"d must be an integer in \[1, inf\); got 0"):
+        run_vandijk(problem=problem, sizes=[10] * 3, step_sizes=0.1, wait_rule="d_round_literal", d=0)
+
+
+def test_ledger_is_the_accountant_on_the_planned_rates(problem):
+    sizes = [5, 8, 11]
+    result = run_vandijk(problem=problem, sizes=sizes, step_sizes=0.2, noise_multiplier=2.0, clipping_norm=0.5,
+                         delta=1e-6)
+    n_c = min(problem.client_sizes)
+    expected = accounting.get_epsilon(segments=[(s / n_c, 2.0, 1) for s in sizes], delta=1e-6, accountant="rdp")
+    assert result.epsilon == pytest.approx(expected.epsilon, rel=1e-12)
+    assert result.privacy["releases_per_client"] == [3, 3, 3, 3]
+    assert [row["sample_size"] for row in result.executed.rows()] == sizes
+
+
+def test_poisson_sampling_draws_the_planned_sizes_on_average(problem):
+    result = run_vandijk(problem=problem, sizes=[40] * 20, step_sizes=0.1, sampling="poisson", seed=1)
+    assert result.delays["computations"] == pytest.approx(4 * 20 * 40, rel=0.05)
+
+
+def test_divergence_is_reported_not_printed(problem):
+    data = load_dataset("synthetic-linear", n_samples=400, n_features=5, seed=0)
+    ridge = make_problem(dataset=data, clients=2, seed=0, with_optimum=False)
+    result = run_vandijk(problem=ridge, sizes=[20] * 30, step_sizes=50.0)
+    assert result.diverged and "stopped being finite" in result.divergence
+    assert result.final == {"loss": None, "accuracy": None, "dist_sq": None}
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"sizes": [1, 2], "step_sizes": 0.0}, r"step_sizes\[0\] must be a real number in \(0, inf\)"),
+    ({"sizes": [1, 2], "step_sizes": 0.1, "noise_multiplier": 1.0}, "noise_multiplier > 0 needs a clipping_norm"),
+    ({"sizes": [1, 10**6], "step_sizes": 0.1}, "sizes must be <= the client's number of examples"),
+    ({"sizes": [1, 2], "step_sizes": 0.1, "wait_rule": "sometimes"}, "wait_rule must be one of"),
+    ({"sizes": [1, 2], "step_sizes": 0.1, "wait_rule": "exact"}, "needs a delay function tau"),
+])
+def test_bad_options_name_the_parameter(problem, options, message):
+    with pytest.raises(ValueError, match=message):
+        run_vandijk(problem=problem, **options)
+
+
+def test_records_are_json_ready_with_every_field(problem):
+    result = run_vandijk(problem=problem, sizes=[3] * 6, step_sizes=0.1, eval_every=4)
+    row = result.rows[0]
+    assert list(row) == ["round", "time", "loss", "accuracy", "dist_sq", "staleness", "noise"]
+    assert row["loss"] is None and result.rows[3]["loss"] is not None and result.rows[-1]["loss"] is not None
+    assert math.isfinite(result.rows[-1]["dist_sq"])
+    json.dumps(result.to_dict(), allow_nan=False)
