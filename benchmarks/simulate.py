@@ -109,7 +109,7 @@ def bare_arithmetic(setting, trace) -> float:
     start = time.perf_counter()
     for entry in trace:
         if entry[0] == "batch":
-            _, rows, starts, models, batch_model, sizes = entry
+            _, rows, starts, models, batch_model, sizes, _ = entry
             sums = model.clipped_gradient_sums(X[rows], y[rows], models, starts, clip=CLIP, row_sq_norms=sq[rows],
                                                batch_model=batch_model)
             sums += SIGMA * CLIP * noise.standard_normal(sums.shape)

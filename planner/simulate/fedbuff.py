@@ -168,7 +168,7 @@ class _Buffered:
         models = np.array([self.snapshots[v] for v in used.tolist()])
         batch_model = np.searchsorted(used, versions)
         if self.trace is not None:
-            self.trace.append(("batch", rows, starts, models, batch_model, sizes))
+            self.trace.append(("batch", rows, starts, models, batch_model, sizes, list(slots)))
         sums = self.model.clipped_gradient_sums(self.X[rows], self.y[rows], models, starts, clip=self.clip,
                                                 row_sq_norms=self.sq[rows], batch_model=batch_model)
         if self.sigma > 0:

@@ -1,0 +1,119 @@
+"""FedBuff on the engine: batched gradients against brute force, staleness weights, ledger, errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bounds import accounting
+from planner.simulate import fedbuff
+from planner.simulate.data import load_dataset
+from planner.simulate.problem import make_problem
+
+
+@pytest.fixture(scope="module")
+def problem():
+    data = load_dataset("synthetic", n_samples=3000, n_features=6, seed=0, test_fraction=0.1)
+    return make_problem(dataset=data, clients=20, seed=0, regularization=0.01, with_optimum=False)
+
+
+def test_staleness_weights():
+    s = np.array([0, 1, 3, 8])
+    np.testing.assert_allclose(fedbuff.staleness_weight(s, kind="polynomial", exponent=0.5), (1 + s) ** -0.5)
+    np.testing.assert_allclose(fedbuff.staleness_weight(s, kind="constant"), 1.0)
+    np.testing.assert_allclose(fedbuff.staleness_weight(s, kind="threshold", cutoff=2, value_after_cutoff=0.25),
+                               [1, 1, 0.25, 0.25])
+    with pytest.raises(ValueError, match="staleness must be one of 'constant', 'polynomial', 'threshold'"):
+        fedbuff.staleness_weight(s, kind="linear")
+
+
+def _traced(problem, **options):
+    traces = []
+    original = fedbuff._Buffered.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.trace = []
+        traces.append(self.trace)
+
+    fedbuff._Buffered.__init__ = init
+    try:
+        return fedbuff.run_fedbuff(problem=problem, **options), traces[0]
+    finally:
+        fedbuff._Buffered.__init__ = original
+
+
+def test_server_steps_replayed_by_brute_force_reproduce_the_model(problem):
+    """Replaying the logged batches with materialised per-example gradients gives the run's final model."""
+    options = {"rounds": 40, "sample_rate": 0.05, "buffer_size": 4, "server_lr": 0.7, "clipping_norm": 0.8,
+               "staleness": "polynomial", "staleness_exponent": 1.0, "seed": 2}
+    result, trace = _traced(problem, **options)
+    model, stacked = problem.model, problem.stacked
+    w = np.zeros(model.dim)
+    versions = [w.copy()]
+    updates = {}
+    for entry in trace:
+        if entry[0] == "batch":
+            _, rows, starts, models, batch_model, sizes, slots = entry
+            for j, slot in enumerate(slots):
+                read = models[batch_model[j]]
+                assert any(np.allclose(read, version, rtol=1e-12, atol=1e-14) for version in versions)  # a real version
+                batch = rows[starts[j]:starts[j + 1]]
+                grads = model.per_example_gradients(stacked.X[batch], stacked.y[batch], read)
+                clipped = grads * np.minimum(1.0, 0.8 / np.linalg.norm(grads, axis=1))[:, None]
+                updates[slot] = clipped.sum(axis=0) / (0.05 * sizes[j])
+        else:
+            _, slots, weights = entry
+            assert len(slots) == 4 and all(0 < weight <= 1 for weight in weights)
+            w = w - 0.7 / 4 * sum(weight * updates.pop(slot) for slot, weight in zip(slots, weights, strict=True))
+            versions.append(w.copy())
+    assert len(versions) == 41
+    assert result.final["loss"] == pytest.approx(problem.evaluator()(w)["loss"], rel=1e-10)
+
+
+def test_gradient_batches_match_a_per_update_loop(problem):
+    _, trace = _traced(problem, rounds=30, sample_rate=0.1, buffer_size=5, clipping_norm=0.5, seed=1)
+    model, stacked = problem.model, problem.stacked
+    batches = [entry for entry in trace if entry[0] == "batch"]
+    assert len(batches) < 30  # several server steps share one vectorised batch
+    for _, rows, starts, models, batch_model, sizes, _ in batches:
+        sums = model.clipped_gradient_sums(stacked.X[rows], stacked.y[rows], models, starts, clip=0.5,
+                                           batch_model=batch_model)
+        for j in range(len(sizes)):
+            batch = rows[starts[j]:starts[j + 1]]
+            grads = model.per_example_gradients(stacked.X[batch], stacked.y[batch], models[batch_model[j]])
+            clipped = grads * np.minimum(1.0, 0.5 / np.linalg.norm(grads, axis=1))[:, None]
+            np.testing.assert_allclose(sums[j], clipped.sum(axis=0), rtol=1e-10, atol=1e-12)
+
+
+def test_poisson_batches_have_rate_q(problem):
+    _, trace = _traced(problem, rounds=200, sample_rate=0.1, buffer_size=5, seed=3)
+    counts = np.concatenate([np.diff(entry[2]) for entry in trace if entry[0] == "batch"])
+    local = np.concatenate([entry[1] for entry in trace if entry[0] == "batch"])
+    assert counts.mean() == pytest.approx(0.1 * 135, rel=0.05)  # 2700 training examples over 20 clients
+    assert len(np.unique(local)) > 2000  # the samples spread over the data
+
+
+def test_deterministic_ledger_and_divergence(problem):
+    options = {"rounds": 25, "sample_rate": 0.05, "clipping_norm": 1.0, "noise_multiplier": 1.5, "seed": 4}
+    first = fedbuff.run_fedbuff(problem=problem, **options)
+    assert first.rows == fedbuff.run_fedbuff(problem=problem, **options).rows
+    most = max(first.privacy["releases_per_client"])
+    expected = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=1.5, steps=most, delta=1e-5,
+                                      accountant="rdp")
+    assert first.epsilon == pytest.approx(expected.epsilon, rel=1e-12)
+    assert sum(first.privacy["releases_per_client"]) >= 25 * 10
+    diverged = fedbuff.run_fedbuff(problem=problem, rounds=50, sample_rate=0.5, server_lr=1e200)
+    assert diverged.diverged and diverged.final["loss"] is None
+    json.dumps(diverged.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"sample_rate": 0.0}, r"sample_rate must be a real number in \(0, 1\]; got 0"),
+    ({"sample_rate": 0.1, "buffer_size": 0}, r"buffer_size must be an integer in \[1, inf\); got 0"),
+    ({"sample_rate": 0.1, "noise_multiplier": 1.0}, "noise_multiplier > 0 needs a clipping_norm"),
+    ({"sample_rate": 0.1, "staleness_exponent": -1.0}, "staleness_exponent must be a real number in"),
+])
+def test_bad_options(problem, options, message):
+    with pytest.raises(ValueError, match=message):
+        fedbuff.run_fedbuff(problem=problem, rounds=3, **options)
