@@ -31,8 +31,8 @@ EVALUATIONS = 50
 class ProgressBar:
     """A one-line progress bar on stderr, redrawn at most every 0.1 s."""
 
-    def __init__(self, total: int, label: str, stream=sys.stderr):
-        self.total, self.label, self.stream = max(int(total), 1), label, stream
+    def __init__(self, total: int, label: str, stream=None):
+        self.total, self.label, self.stream = max(int(total), 1), label, stream or sys.stderr
         self.last = 0.0
 
     def __call__(self, done: int) -> None:

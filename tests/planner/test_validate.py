@@ -1,0 +1,63 @@
+"""planner.validate: claims of a plan checked by simulation over seeds."""
+
+import json
+import math
+
+import pytest
+
+from bounds import accounting
+from bounds.vandijk_sequences import delay_envelope
+from planner.simulate.data import load_dataset
+from planner.validate import validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
+from planner.vandijk import plan_vandijk
+
+
+@pytest.fixture(scope="module")
+def small():
+    return load_dataset("synthetic", n_samples=3000, n_features=5, seed=0)
+
+
+def test_vandijk_plan_spends_exactly_the_planned_epsilon_and_reports_delays():
+    data = load_dataset("synthetic", n_samples=22_000, n_features=4, seed=0, test_fraction=0.05)
+    plan = plan_vandijk(initial_size=16, client_size=10_000, epsilon=1, grad_computations=3000, sigma=8, p=1,
+                        r0=1 / math.e, variant="paper", learning_rate=0.2, decay=0.001, with_pld=False)
+    report = validate_vandijk_plan(plan=plan, dataset=data, clients=2, clipping_norm=0.5, seeds=(0, 1))
+    spent, claimed, envelope = report.claims
+    assert spent.passed and spent.simulated == pytest.approx(plan.tight_rdp.epsilon, rel=1e-12)
+    independent = accounting.get_epsilon(segments=[(s / 10_000, 8.0, 1) for s in plan.selection.sizes],
+                                         delta=plan.selection.delta, accountant="rdp")
+    assert spent.simulated == pytest.approx(independent.epsilon, rel=1e-12)
+    assert claimed.passed and claimed.predicted == 1.0
+    # rounds of up to 468 iterations per client: delays far beyond Lemma 3's sqrt(t/ln t) growth
+    assert not envelope.passed and envelope.simulated > 100
+    delays = [row for row in report.table if row["quantity"] == "delay"]
+    assert delays and all(row["envelope"] == pytest.approx(delay_envelope(t=row["t"])) for row in delays)
+    assert not report.passed and len(report.runs) == 2
+    json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_theorem5_recipe_keeps_delays_within_tau_and_distance_below_the_bound(small):
+    report = validate_theorem5(dataset=small, clients=3, rounds=20, seeds=(0, 1))
+    bound, delays = report.claims
+    assert delays.passed and delays.simulated == 0.0
+    assert bound.passed and bound.simulated < bound.predicted
+    assert "failing hypotheses" in bound.detail  # t >= M_0 fails at this horizon: reported, not hidden
+    rows = [row for row in report.table if row["quantity"] == "dist_sq"]
+    assert [row["round"] for row in rows] == list(range(20)) and rows[0]["q10"] <= rows[0]["q90"]
+
+
+def test_fedsgd_dpc_distance_below_U_and_epsilon_within_target(small):
+    report = validate_fedsgd_dpc(dataset=small, clients=10, mechanism="laplace", epsilon=20.0, seeds=(0, 1),
+                                 rounds=8, clients_per_round=5)
+    distance, spent = report.claims
+    assert distance.passed and distance.simulated < distance.predicted
+    assert spent.passed and spent.simulated == pytest.approx(20.0, rel=1e-9)  # round robin: exactly ceil(bT/N)
+    predicted = [row["predicted"] for row in report.table]
+    assert all(a > b for a, b in zip(predicted, predicted[1:], strict=False))  # the bound at t falls as 1/(t+gamma)
+    with pytest.raises(ValueError, match="optimum is T = 0 rounds"):
+        validate_fedsgd_dpc(dataset=small, clients=10, mechanism="laplace", epsilon=0.01, seeds=(0,))
+
+
+def test_seeds_are_validated(small):
+    with pytest.raises(ValueError, match="seeds must hold at least one seed"):
+        validate_theorem5(dataset=small, clients=2, rounds=3, seeds=())
