@@ -76,25 +76,12 @@ def prototype(setting, rounds: int, seed: int = 0) -> tuple[int, float]:
 
 def engine(setting, rounds: int, seed: int = 0):
     """run_fedbuff with its batch trace on. Returns (updates, seconds, trace, run result)."""
-    traces = []
-    original = fedbuff._Buffered.__init__
-
-    def traced_init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        self.trace = []
-        traces.append(self.trace)
-
-    fedbuff._Buffered.__init__ = traced_init
-    try:
-        start = time.perf_counter()
-        result = fedbuff.run_fedbuff(problem=setting, rounds=rounds, sample_rate=RATE, buffer_size=BUFFER,
-                                     server_lr=LR, clipping_norm=CLIP, noise_multiplier=SIGMA,
-                                     staleness="polynomial", staleness_exponent=0.5, seed=seed,
-                                     eval_every=rounds, accountant="rdp")
-        seconds = time.perf_counter() - start
-    finally:
-        fedbuff._Buffered.__init__ = original
-    return result.config["client_updates"], seconds, traces[0], result
+    trace: list = []
+    start = time.perf_counter()
+    result = fedbuff.run_fedbuff(problem=setting, rounds=rounds, sample_rate=RATE, buffer_size=BUFFER, server_lr=LR,
+                                 clipping_norm=CLIP, noise_multiplier=SIGMA, staleness="polynomial",
+                                 staleness_exponent=0.5, seed=seed, eval_every=rounds, accountant="rdp", trace=trace)
+    return result.config["client_updates"], time.perf_counter() - start, trace, result
 
 
 def bare_arithmetic(setting, trace) -> float:

@@ -237,7 +237,8 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
                 staleness: str = "polynomial", staleness_exponent: float = 0.5, staleness_cutoff: int = 10,
                 value_after_cutoff: float = 0.0, compute: Durations = DEFAULT_COMPUTE,
                 uplink: Durations = DEFAULT_LATENCY, downlink: Durations = DEFAULT_LATENCY, seed: int = 0,
-                eval_every: int = 10, delta: float = 1e-5, accountant: str = "rdp", progress=None) -> SimulationResult:
+                eval_every: int = 10, delta: float = 1e-5, accountant: str = "rdp", progress=None,
+                trace: list | None = None) -> SimulationResult:
     """Simulate ``rounds`` server updates of FedBuff (module docstring).
 
     Parameters
@@ -253,6 +254,11 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
         σ > 0 needs C. The staleness weight never exceeds 1, so each update has sensitivity ≤ C.
     staleness, staleness_exponent, staleness_cutoff, value_after_cutoff
         ω(s), see :func:`staleness_weight`.
+    progress : callable, optional
+        Called with the number of completed server rounds.
+    trace : list, optional
+        If given, every vectorised gradient batch ``("batch", rows, starts, models, batch_model, sizes, slots)``
+        and every server step ``("step", slots, weights)`` is appended (benchmarks replay it; tests check it).
     """
     start = wallclock.perf_counter()
     rounds = check_int("rounds", rounds, low=1)
@@ -275,6 +281,7 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
     run = _Buffered(problem, rate=rate, buffer_size=buffer_size, lr=lr, clip=clip, sigma=sigma, weights=table,
                     weight_of=weight_of, trips=_TripTimes(compute, uplink, downlink, streams[2:], problem.n_clients),
                     rngs=streams[:2], recorder=recorder)
+    run.trace = trace
     diverged, message = False, None
     try:
         with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about

@@ -28,19 +28,8 @@ def test_staleness_weights():
 
 
 def _traced(problem, **options):
-    traces = []
-    original = fedbuff._Buffered.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        self.trace = []
-        traces.append(self.trace)
-
-    fedbuff._Buffered.__init__ = init
-    try:
-        return fedbuff.run_fedbuff(problem=problem, **options), traces[0]
-    finally:
-        fedbuff._Buffered.__init__ = original
+    trace: list = []
+    return fedbuff.run_fedbuff(problem=problem, trace=trace, **options), trace
 
 
 def test_server_steps_replayed_by_brute_force_reproduce_the_model(problem):
