@@ -126,3 +126,37 @@ def test_records_are_json_ready_with_every_field(problem):
     assert row["loss"] is None and result.rows[3]["loss"] is not None and result.rows[-1]["loss"] is not None
     assert math.isfinite(result.rows[-1]["dist_sq"])
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+def _bare_run(problem, sizes, sigma=0.0, clip=None):
+    from planner.simulate import vandijk as engine
+    from planner.simulate.records import RoundRecorder
+
+    counts = np.array(sizes)[:, None].repeat(problem.n_clients, axis=1)
+    rounds = len(sizes)
+    return engine._Run(problem, counts, counts, np.full(rounds, 0.2), np.full(rounds, sigma), clip,
+                       "with_replacement", "none", None, 1, Durations("constant", 1.0), ZERO, ZERO,
+                       spawn_generators(0, 3 * problem.n_clients + 3), RoundRecorder(problem.evaluator()))
+
+
+def test_server_advances_over_every_complete_round_at_once(problem):
+    """Alg. 3 checks 'H holds round k from all clients' once per message (L346); with reordered messages a later
+    round can be complete first, so the server loops (erratum row I-47 of this simulator)."""
+    run = _bare_run(problem, [2, 2, 2])
+    update = np.zeros(problem.model.dim)
+    for client in range(4):
+        run.on_receive(0.0, (1, client, update))
+    for client in range(3):
+        run.on_receive(0.0, (0, client, update))
+    assert run.server_k == 0
+    run.on_receive(1.0, (0, 3, update))
+    assert run.server_k == 2 and len(run.recorder.rows) == 2
+
+
+def test_noise_enters_client_and_server_with_the_same_sign(single):
+    """I-4: the client applies ŵ ← ŵ − η̄n (L117 prints +), so that ŵ = v̂ − η̄U holds: with one client and no
+    latency the server model equals the client's after every round, noise included."""
+    run = _bare_run(single, [3, 4, 5], sigma=2.0, clip=0.5)
+    run.run()
+    assert run.round_noise_sq.min() > 0
+    np.testing.assert_allclose(run.server_w, run.w[0], rtol=1e-12, atol=1e-12)
