@@ -102,6 +102,8 @@ def run_fedsgd_dpc(*, problem: Problem, rounds: int, clients_per_round: int, ste
     noise_multiplier, noise_scale : float or array (rounds,), optional
         Gaussian z per round (std zξ₂/(q d_i)) or Laplace scale s per round, instead of ``epsilon``.
     selection : {"uniform", "round_robin", "shuffle_partition"}
+    progress : callable, optional
+        Called with the number of completed rounds.
     """
     start = wallclock.perf_counter()
     rounds = check_int("rounds", rounds, low=1)

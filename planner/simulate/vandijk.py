@@ -386,6 +386,8 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
         Loss/accuracy/‖w − w*‖² are evaluated every this many rounds (and at the last).
     delta, accountant
         δ at which the executed schedule's ε is reported; ``"rdp"`` (fast) or ``"pld"`` (tight).
+    progress : callable, optional
+        Called with the number of rounds the server has completed.
     """
     start = wallclock.perf_counter()
     client_sizes = problem.client_sizes
