@@ -6,13 +6,17 @@ is ``(Δ/b, 0)``-DP (Dwork & Roth 2014, Thm 3.6). Composition of mechanisms:
 
 * basic: ``(Σ ε_i, Σ δ_i)`` (Dwork & Roth, Thm 3.16);
 * advanced: ``k`` mechanisms each ``(ε, δ)``-DP are ``(ε', kδ + δ')``-DP with
-  ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)`` for any ``δ' > 0`` (Dwork & Roth, Thm 3.20).
+  ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)`` for any ``δ' > 0`` (Dwork & Roth, Thm 3.20);
+* optimal: the exact ε(δ) of ``k`` pure ε-DP mechanisms in the worst case, which is ``k``-fold
+  randomized response (Kairouz, Oh & Viswanath 2015, Thm 3.3).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from bounds.validation import check_int, check_real
 
@@ -66,3 +70,43 @@ def best_composition(*, epsilon: float, delta: float, count: int, delta_slack: f
     advanced = advanced_composition(epsilon=epsilon, delta=delta, count=count, delta_slack=delta_slack)
     basic = (count * epsilon, min(count * delta, 1.0))
     return (*advanced, "advanced") if advanced[0] < basic[0] else (*basic, "basic")
+
+
+def randomized_response_delta(*, epsilon: float, count: int, total_epsilon: float) -> float:
+    """δ(ε') of k-fold ε-randomized response, the worst case of k pure ε-DP mechanisms (KOV 2015, Thm 3.3).
+
+    With j ~ Bin(k, e^ε/(1+e^ε)) positive outcomes the privacy loss is L = (2j − k)ε, and
+    δ(ε') = E[(1 − e^{ε' − L})₊] (the hockey-stick divergence).
+    """
+    from scipy.stats import binom
+
+    positives = np.arange(count + 1)
+    loss = (2 * positives - count) * epsilon
+    above = loss > total_epsilon
+    weights = np.exp(binom.logpmf(positives[above], count, -math.expm1(-epsilon) / -math.expm1(-2 * epsilon)))
+    return float(np.sum(weights * -np.expm1(total_epsilon - loss[above])))
+
+
+def optimal_composition_epsilon(*, epsilon: float, count: int, delta: float) -> float:
+    """The smallest ε' with ``count`` pure ε-DP mechanisms (ε', δ)-DP, for every such mechanism.
+
+    Any ε-DP mechanism is dominated by randomized response with loss ±ε (Kairouz, Oh & Viswanath 2015,
+    Thm 3.3), so :func:`randomized_response_delta` is exact for the worst case. ε' is its root, moved up by
+    a relative 1e-9 (and re-checked) so that the floating-point root is never below the true one.
+    """
+    from scipy.optimize import brentq
+
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    count = check_int("count", count, low=1)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+
+    def excess(total: float) -> float:
+        return randomized_response_delta(epsilon=epsilon, count=count, total_epsilon=total) - delta
+
+    if excess(0.0) <= 0:
+        return 0.0
+    root = brentq(excess, 0.0, count * epsilon, xtol=1e-13, rtol=1e-13)
+    total = root * (1 + 1e-9) + 1e-12
+    if excess(total) > 0:
+        raise ArithmeticError(f"optimal composition root {root!r} does not certify delta = {delta}")
+    return total

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 from dp_accounting.pld import privacy_loss_distribution
 
 from bounds import composition
+from bounds.composition import advanced_composition, optimal_composition_epsilon
 
 
 def test_laplace_scale_and_epsilon_are_inverse():
@@ -66,3 +68,40 @@ def test_advanced_formula_by_hand():
     expected = math.sqrt(2 * k * math.log(1 / d)) * e + k * e * (math.exp(e) - 1)
     assert composition.advanced_composition(epsilon=e, delta=1e-7, count=k, delta_slack=d) == pytest.approx(
         (expected, 10 * 1e-7 + d))
+
+
+def _exact_delta(epsilon: float, count: int, total: float) -> mpmath.mpf:
+    """δ(ε') of k-fold ε-randomized response summed term by term in 40-digit arithmetic."""
+    with mpmath.workdps(40):
+        p = mpmath.e**epsilon / (1 + mpmath.e**epsilon)
+        return mpmath.fsum(mpmath.binomial(count, j) * p**j * (1 - p) ** (count - j)
+                           * (1 - mpmath.e ** (total - (2 * j - count) * epsilon))
+                           for j in range(count + 1) if (2 * j - count) * epsilon > total)
+
+
+@pytest.mark.parametrize(("epsilon", "count", "delta"), [(0.1, 1000, 1e-5), (0.5, 40, 1e-6), (1.0, 3, 1e-3),
+                                                          (0.05, 2000, 1e-8)])
+def test_optimal_composition_certifies_delta_in_40_digits_and_agrees_with_the_pld(epsilon, count, delta):
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    total = optimal_composition_epsilon(epsilon=epsilon, count=count, delta=delta)
+    assert _exact_delta(epsilon, count, total) <= delta                    # never optimistic
+    assert _exact_delta(epsilon, count, total * (1 - 1e-7)) > delta         # and tight
+    single = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon=epsilon, delta=0.0),
+                                         value_discretization_interval=epsilon * 1e-4)
+    assert single.self_compose(count).get_epsilon_for_delta(delta) == pytest.approx(total, rel=1e-4)
+    assert total <= advanced_composition(epsilon=epsilon, delta=0.0, count=count, delta_slack=delta)[0]
+    assert total <= count * epsilon
+
+
+def test_optimal_composition_of_few_mechanisms_can_be_zero_or_basic():
+    # one ε-DP mechanism: δ(ε') = (e^ε − e^ε')/(1 + e^ε) for ε' < ε, so δ = 0.1 needs ε' = log(e − 0.1(1 + e))
+    assert optimal_composition_epsilon(epsilon=1.0, count=1, delta=0.1) == pytest.approx(
+        math.log(math.e - 0.1 * (1 + math.e)), rel=1e-8)
+    assert optimal_composition_epsilon(epsilon=1.0, count=1, delta=0.99) == 0.0
+
+
+def test_optimal_composition_rejects_bad_input():
+    with pytest.raises(ValueError, match="delta must be a real number in"):
+        optimal_composition_epsilon(epsilon=0.1, count=10, delta=0.0)
