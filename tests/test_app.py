@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-PLANNER = str(ROOT / "app.py")
+APP = str(ROOT / "app.py")
+PLANNER = str(ROOT / "pages" / "0_Planner.py")
 ACCOUNTANT_PAGE = str(ROOT / "pages" / "1_Accountant.py")
 INCREASING_SIZES_PAGE = str(ROOT / "pages" / "2_Increasing_sample_sizes.py")
 
@@ -36,11 +37,11 @@ def metric(app: AppTest, label_start: str) -> str:
 def test_planner_answers_the_default_question_with_a_schedule_and_downloads(planner):
     assert not planner.exception and not planner.error
     assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier") == "7.554"
-    assert metric(planner, "ε claimed by the paper") == "1.0000"
-    assert float(metric(planner, "ε, tight accountant")) == pytest.approx(0.1116, abs=1e-4)
+    assert metric(planner, "ε, paper's claim") == "1.0000"
+    assert float(metric(planner, "ε, tight")) == pytest.approx(0.1116, abs=1e-4)
     table = planner.dataframe[-1].value
     assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]
-    assert "✅ holds" in set(planner.dataframe[0].value["check"])
+    assert set(planner.dataframe[0].value["check"]) == {"holds"}
 
 
 def test_planner_switches_recipe_and_budget(planner):
@@ -52,7 +53,7 @@ def test_planner_switches_recipe_and_budget(planner):
     assert metric(planner, "Rounds") == "7812"
     planner.selectbox[0].set_value("increasing-sizes")
     planner.text_input[0].set_value("2").run()
-    assert metric(planner, "ε claimed by the paper") == "2.0000"
+    assert metric(planner, "ε, paper's claim") == "2.0000"
     assert int(metric(planner, "Rounds")) < 193
 
 
@@ -72,6 +73,13 @@ def test_planner_asks_for_an_upload(planner):
     planner.radio[0].set_value("Upload a LIBSVM or CSV file").run()
     assert not planner.exception
     assert [e.value for e in planner.error] == ["upload a data set, or choose synthetic data"]
+
+
+def test_app_entry_point_opens_the_planner():
+    entry = AppTest.from_file(APP, default_timeout=120).run()
+    assert not entry.exception and not entry.error
+    assert entry.title[0].value == "fedplan: plan a private federated run"
+    assert metric(entry, "Rounds") == "193"
 
 
 # ---------------------------------------------------------------- accountant
