@@ -1,0 +1,411 @@
+"""DP-SCD (Damaskinos thesis Alg. 1, L1313) and DP-SGD on the same L2-regularised GLM, at equal (ε, δ).
+
+Problem (damaskinos L396, L431; spec §2.2): N examples x_i ∈ ℝ^M scaled to ‖x_i‖ = 1 (L1300), primal
+P(θ) = (1/N)Σ ℓ_i(x_iᵀθ) + (λ/2)‖θ‖², dual F*(α) = (1/N)Σ ℓ_i*(−α_i) + ‖Xᵀα‖²/(2λN²), θ(α) = Xᵀα/(λN).
+Losses: ``"ridge"`` ½(z − y)², ``"logistic"`` log(1 + e^{−yz}), ``"hinge"`` max(0, 1 − yz) with y ∈ {−1, +1}.
+
+DP-SCD (:func:`run_dpscd`): each of T iterations samples a batch B (Poisson at rate q = L/N, the accountant's
+model, or a fixed-size batch of L as printed), computes the |B| coordinate updates *independently* from the
+same (α, v) with the closed forms of spec §3.1 (σ′ = L, the nominal batch size: a data-dependent |B| would
+change every other update when one example is removed), scales each to |Δ_j| ≤ C and adds N(0, 2C²σ²) to the
+|B| updated coordinates of α and to all M coordinates of v (L1313 steps 12-13); the released model is
+θ = v/(λN). Domain constraints (a·y ∈ [0, 1]) are enforced on the value read, never on the released α (L1342).
+
+DP-SGD (:func:`run_dpsgd`, the thesis' competitor, spec §3.5): per iteration a Poisson batch, per-example
+gradients ℓ′(z)x clipped to C (with ‖x‖ = 1 the clip is on the scalar ℓ′), noise N(0, σ²C²I), step
+θ ← θ − η[(Σ clip + noise)/L + λθ]. Its σ is calibrated for its own q and T at the same target
+(:func:`calibrate_pair`).
+
+Privacy (:func:`dp_ledger`): ε of T Poisson-subsampled Gaussian releases at rate q with multiplier σ under the
+named accountant (``ma128`` the thesis' choice, or ``rdp``/``pld``), add/remove-one neighbours; for DP-SCD this
+holds when only v (θ) is released — releasing α reveals B (``epsilon_if_batch_revealed``, spec C3). A run
+with ``sampling="fixed"`` is not covered by the Poisson accountant and its ledger says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time as wallclock
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.special import expit
+
+from bounds import dpscd
+from bounds.validation import check_choice, check_int, check_real
+from planner.simulate.data import Dataset, load_dataset
+from planner.simulate.engine import finite_or_none, spawn_generators
+from planner.simulate.models import Model, is_finite
+from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+
+__all__ = ["DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "DualProblem", "calibrate_pair", "dp_ledger",
+           "make_dual_problem", "preset_problem", "run_dpscd", "run_dpscd_preset", "run_dpsgd"]
+
+LOSSES = ("ridge", "logistic", "hinge")
+SAMPLINGS = ("poisson", "fixed")
+SOURCE = "Damaskinos thesis, DP-SCD Algorithm 1 (L1313), closed-form updates spec §3.1"
+#: Logistic duals stay this far inside (0, 1) (the authors' box, spec §3.1).
+LOGISTIC_BOX = 1e-4
+#: Noise-free sequential SDCA epochs used to solve the hinge problem (its duality gap is reported).
+HINGE_EPOCHS = 300
+
+
+@dataclass(frozen=True, eq=False)
+class DualProblem:
+    """A GLM with unit-norm examples (rows of ``X``), labels ``y`` (±1 for classification) and λ."""
+
+    loss: str
+    X: np.ndarray
+    y: np.ndarray
+    regularization: float
+    X_test: np.ndarray
+    y_test: np.ndarray
+    name: str = ""
+
+    @property
+    def examples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def features(self) -> int:
+        return int(self.X.shape[1])
+
+    def primal(self, theta: np.ndarray) -> float:
+        """P(θ) = (1/N)Σ ℓ(x_iᵀθ) + (λ/2)‖θ‖² (L396)."""
+        z = self.X @ theta
+        if self.loss == "ridge":
+            data = 0.5 * (z - self.y) ** 2
+        elif self.loss == "logistic":
+            data = np.logaddexp(0.0, -self.y * z)
+        else:
+            data = np.maximum(0.0, 1.0 - self.y * z)
+        return float(np.mean(data)) + 0.5 * self.regularization * float(theta @ theta)
+
+    def dual(self, alpha: np.ndarray) -> float:
+        """F*(α) (L431); +∞ when some α_i is outside the domain of ℓ* (a·y ∈ [0, 1] for logistic and hinge)."""
+        n = self.examples
+        quadratic = float(np.sum((self.X.T @ alpha) ** 2)) / (2 * self.regularization * n * n)
+        if self.loss == "ridge":
+            return float(np.mean(0.5 * alpha**2 - alpha * self.y)) + quadratic
+        p = alpha * self.y
+        if np.any(p < 0) or np.any(p > 1):
+            return math.inf
+        if self.loss == "hinge":
+            return float(np.mean(-p)) + quadratic
+        entropy = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0) + \
+            np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1.0)), 0.0)
+        return float(np.mean(entropy)) + quadratic
+
+    @cached_property
+    def optimum(self) -> tuple[np.ndarray, float]:
+        """(θ*, P*): closed form (ridge), L-BFGS/Newton (logistic), noise-free sequential SDCA (hinge)."""
+        n, lam = self.examples, self.regularization
+        if self.loss == "ridge":
+            theta = np.linalg.solve(self.X.T @ self.X / n + lam * np.eye(self.features), self.X.T @ self.y / n)
+        elif self.loss == "logistic":
+            model = Model(kind="logistic", n_features=self.features, regularization=lam)
+            theta = model.optimum(self.X, (self.y > 0).astype(float))
+        else:
+            theta = _sdca_hinge(self)
+        return theta, self.primal(theta)
+
+    def suboptimality(self, alpha: np.ndarray) -> float | None:
+        """S(α) = F*(α) − min F* = F*(α) + P* (strong duality, L441); None outside the domain."""
+        return finite_or_none(self.dual(alpha) + self.optimum[1])
+
+    def accuracy(self, theta: np.ndarray) -> float | None:
+        if self.loss == "ridge" or self.X_test.shape[0] == 0:
+            return None
+        return float(np.mean(np.sign(self.X_test @ theta) == self.y_test))
+
+    def evaluate(self, theta: np.ndarray) -> dict:
+        """``loss`` = P(θ), ``accuracy`` on the test part, ``dist_sq`` = ‖θ − θ*‖² (RoundRecorder's evaluator)."""
+        theta_star = self.optimum[0]
+        return {"loss": finite_or_none(self.primal(theta)), "accuracy": self.accuracy(theta),
+                "dist_sq": finite_or_none(np.sum((theta - theta_star) ** 2))}
+
+    def describe(self) -> dict:
+        return {"dataset": self.name, "loss": self.loss, "regularization": self.regularization,
+                "n_train": self.examples, "n_test": int(self.X_test.shape[0]), "n_features": self.features,
+                "optimal_primal": self.optimum[1]}
+
+
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(X, axis=1)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(X / norms[:, None])
+
+
+def make_dual_problem(*, dataset: Dataset, loss: str, regularization: float) -> DualProblem:
+    """Rows scaled to ‖x_i‖ = 1 (L1300); labels {0, 1} → {−1, +1} for logistic/hinge; needs a binary task then."""
+    loss = check_choice("loss", loss, LOSSES)
+    lam = check_real("regularization", regularization, low=0.0, low_open=True)
+    y, y_test = dataset.y_train.astype(float), dataset.y_test.astype(float)
+    if loss != "ridge":
+        if dataset.task != "binary":
+            raise ValueError(f"loss={loss!r} needs a binary data set; {dataset.name!r} is {dataset.task}")
+        y, y_test = 2 * y - 1, 2 * y_test - 1
+    return DualProblem(loss=loss, X=_unit_rows(dataset.X_train), y=y, regularization=lam,
+                       X_test=_unit_rows(dataset.X_test), y_test=y_test, name=dataset.name)
+
+
+def _coordinate_updates(problem: DualProblem, alpha: np.ndarray, y: np.ndarray, margin: np.ndarray,
+                        scale: np.ndarray) -> np.ndarray:
+    """Δ_j minimising Eq. 6.1 from the same (α, v) (closed forms, spec §3.1); ``margin`` = x_jᵀv/(λN),
+    ``scale`` = σ′‖x_j‖²/(λN). Constraints are applied to the value read, Δ is measured from the stored α."""
+    if problem.loss == "ridge":
+        return (y - margin - alpha) / (1 + scale)
+    if problem.loss == "hinge":
+        read = y * np.clip(y * alpha, 0.0, 1.0)
+        return y * np.clip(y * read + (1 - y * margin) / scale, 0.0, 1.0) - alpha
+    p = np.clip(y * alpha, LOGISTIC_BOX, 1 - LOGISTIC_BOX)
+    gradient = y * np.log(p / (1 - p)) + margin
+    curvature = 1 / (p * (1 - p)) + scale
+    new = np.clip(p - y * gradient / curvature, LOGISTIC_BOX, 1 - LOGISTIC_BOX)
+    return y * new - alpha
+
+
+def _sdca_hinge(problem: DualProblem) -> np.ndarray:
+    """Noise-free sequential SDCA (L = 1, exact coordinate minimisation) for the hinge optimum θ*."""
+    n, lam = problem.examples, problem.regularization
+    alpha = np.zeros(n)
+    v = np.zeros(problem.features)
+    sq = np.einsum("ij,ij->i", problem.X, problem.X)
+    order = np.random.default_rng(0)
+    for _ in range(HINGE_EPOCHS):
+        for j in order.permutation(n).tolist():
+            x, y = problem.X[j], problem.y[j]
+            new = y * min(1.0, max(0.0, y * alpha[j] + (1 - y * float(x @ v) / (lam * n)) * lam * n / sq[j]))
+            v += (new - alpha[j]) * x
+            alpha[j] = new
+    return v / (lam * n)
+
+
+def _probe_decreases(problem: DualProblem, alpha: np.ndarray, chosen: np.ndarray, delta: np.ndarray,
+                     clip: float) -> np.ndarray:
+    """[S(α) − S(α + e_BΔ), S(α) − S(α + e_BΔ̃)]: the decrease of the unscaled and of the scaled update (6.5)."""
+    current = problem.dual(alpha)
+    out = np.zeros(2)
+    for index, step in enumerate((delta, np.clip(delta, -clip, clip))):
+        moved = alpha.copy()
+        moved[chosen] += step
+        out[index] = current - problem.dual(moved)
+    return out
+
+
+def _kappa_hat(decreases: np.ndarray) -> float | None:
+    """κ̂ = 1 − ΣΔS(scaled)/ΣΔS(unscaled) over the probes (spec §5.3), clamped to [0, 1) by its definition."""
+    if decreases[0] <= 0:
+        return None
+    return float(min(max(1.0 - decreases[1] / decreases[0], 0.0), 1.0 - 1e-12))
+
+
+def _loss_derivative(problem: DualProblem, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ℓ′(z) per example (a subgradient for hinge)."""
+    if problem.loss == "ridge":
+        return z - y
+    if problem.loss == "logistic":
+        return -y * expit(-y * z)
+    return np.where(y * z < 1, -y, 0.0)
+
+
+def dp_ledger(*, sample_rate: float, noise_multiplier: float, steps: int, delta: float, accountant: str = "ma128",
+              sampling: str = "poisson", release: str = "v") -> dict:
+    """ε of the executed releases: T Poisson-subsampled Gaussians (q, σ) under ``accountant``, add/remove-one.
+
+    ``release="v"`` (DP-SCD, only v/θ public) or ``"gradient"`` (DP-SGD). σ = 0 means no privacy (ε = None).
+    """
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    accountant = check_choice("accountant", accountant, dpscd.ACCOUNTANTS)
+    ledger = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant, "sample_rate": sample_rate,
+              "noise_multiplier": noise_multiplier, "steps": int(steps),
+              "sampling": dpscd.SAMPLING if sampling == "poisson" else "fixed-size batches of L (not Poisson)",
+              "neighboring_relation": dpscd.NEIGHBORING_RELATION}
+    if noise_multiplier == 0:
+        return ledger | {"epsilon": None, "statement": "No noise: the run is not differentially private."}
+    epsilon = dpscd.epsilon_for_noise(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                                      delta=delta, accountant=accountant)
+    what = "only the shared vector v (theta = v/(lambda N)) is released" if release == "v" else \
+        "every noisy gradient sum is released"
+    statement = (f"epsilon = {epsilon:.6g} at delta = {delta:g} for T = {steps} Gaussian releases with noise "
+                 f"multiplier {noise_multiplier:.8g} at sampling rate q = {sample_rate:.6g} ({accountant}), "
+                 f"add/remove-one neighbours, Poisson sampling, when {what}.")
+    if sampling == "fixed":
+        statement += " CAUTION: this run drew fixed-size batches, which the Poisson accountant does not cover."
+    return ledger | {"epsilon": epsilon, "statement": statement}
+
+
+@dataclass(frozen=True)
+class PairCalibration:
+    """σ of DP-SCD (:func:`planner.dpscd.plan_dpscd`) and of DP-SGD for its own (q, T), same target and accountant."""
+
+    dpscd_plan: object
+    dpsgd: dpscd.NoiseCalibration
+
+    def to_dict(self) -> dict:
+        return {"dpscd": self.dpscd_plan.summary(), "dpsgd": self.dpsgd.to_dict()}
+
+
+def calibrate_pair(*, examples: int, target_epsilon: float, target_delta: float, batch_size: int, epochs: float,
+                   dpsgd_batch_size: int, dpsgd_epochs: float, accountant: str = "ma128",
+                   clipping_norm: float | None = None) -> PairCalibration:
+    """DP-SCD's σ for (q = L/N, T = ⌊epochs·N/L⌋) and DP-SGD's σ for its own q and T, both ε ≤ target."""
+    from planner.dpscd import plan_dpscd
+
+    plan = plan_dpscd(target_epsilon=target_epsilon, target_delta=target_delta, examples=examples,
+                      batch_size=batch_size, epochs=epochs, accountant=accountant, clipping_norm=clipping_norm,
+                      compare=False)
+    steps = dpscd.outer_iterations(examples=examples, batch_size=dpsgd_batch_size, epochs=dpsgd_epochs)
+    rate = dpscd.sample_rate(examples=examples, batch_size=dpsgd_batch_size)
+    sgd = dpscd.calibrate_noise(target_epsilon=target_epsilon, target_delta=target_delta, sample_rate=rate,
+                                steps=steps, accountant=accountant)
+    return PairCalibration(dpscd_plan=plan, dpsgd=sgd)
+
+
+def _batches(rng: np.random.Generator, n: int, batch: int, sampling: str) -> np.ndarray:
+    if sampling == "poisson":
+        return np.flatnonzero(rng.random(n) < batch / n)
+    return np.sort(rng.choice(n, batch, replace=False))
+
+
+def _check_run(problem, batch_size, steps, clipping_norm, noise_multiplier, seed, sampling):
+    return (check_int("batch_size", batch_size, low=1, high=problem.examples), check_int("steps", steps, low=1),
+            check_real("clipping_norm", clipping_norm, low=0.0, low_open=True),
+            check_real("noise_multiplier", noise_multiplier, low=0.0), check_int("seed", seed, low=0),
+            check_choice("sampling", sampling, SAMPLINGS))
+
+
+def run_dpscd(*, problem: DualProblem, batch_size: int, steps: int, clipping_norm: float, noise_multiplier: float,
+              seed: int = 0, sampling: str = "poisson", eval_every: int = 1, delta: float = 1e-3,
+              accountant: str = "ma128", progress=None) -> SimulationResult:
+    """T iterations of DP-SCD (module docstring). Rows carry, at evaluations, ``suboptimality`` S(α_t) (None
+    outside the dual domain), ``drift`` ‖v_t − Xᵀα_t‖² and the cumulative share of ``clipped`` updates."""
+    start = wallclock.perf_counter()
+    batch, steps, c, sigma, seed, sampling = _check_run(problem, batch_size, steps, clipping_norm, noise_multiplier,
+                                                        seed, sampling)
+    n, lam = problem.examples, problem.regularization
+    sample_rng, noise_rng = spawn_generators(seed, 2)
+    std = dpscd.sensitivity(algorithm="dpscd", clipping_norm=c) * sigma
+    sq = np.einsum("ij,ij->i", problem.X, problem.X)
+    alpha, v = np.zeros(n), np.zeros(problem.features)
+    recorder = RoundRecorder(problem.evaluate, eval_every=eval_every, progress=progress)
+    updates = clipped = 0
+    decreases = np.zeros(2)
+    diverged, message = False, None
+    try:
+        with np.errstate(all="ignore"):
+            for t in range(steps):
+                chosen = _batches(sample_rng, n, batch, sampling)
+                XB = problem.X[chosen]
+                delta_b = _coordinate_updates(problem, alpha[chosen], problem.y[chosen], XB @ v / (lam * n),
+                                              batch * sq[chosen] / (lam * n))
+                clipped += int(np.count_nonzero(np.abs(delta_b) > c))
+                updates += chosen.size
+                last = t == steps - 1
+                evaluated = last or (t + 1) % recorder.eval_every == 0
+                if evaluated and problem.loss == "ridge":
+                    decreases += _probe_decreases(problem, alpha, chosen, delta_b, c)
+                delta_b = np.clip(delta_b, -c, c)
+                alpha[chosen] += delta_b + std * noise_rng.standard_normal(chosen.size)
+                v += XB.T @ delta_b + std * noise_rng.standard_normal(v.size)
+                if not is_finite(v):
+                    raise Diverged(f"the shared vector stopped being finite at iteration {t}")
+                recorder.record(round=t, time=float(t + 1), w=v / (lam * n), noise=std, force=last)
+                if evaluated:
+                    recorder.rows[-1].update(suboptimality=problem.suboptimality(alpha),
+                                             drift=float(np.sum((v - problem.X.T @ alpha) ** 2)),
+                                             clipped=clipped / max(updates, 1))
+            final = recorder.finish(v / (lam * n))
+            final.update(suboptimality=problem.suboptimality(alpha), clipped=clipped / max(updates, 1))
+    except Diverged as error:
+        diverged, message = True, str(error)
+        final = {"loss": None, "accuracy": None, "dist_sq": None, "suboptimality": None}
+    privacy = dp_ledger(sample_rate=batch / n, noise_multiplier=sigma, steps=steps, delta=delta,
+                        accountant=accountant, sampling=sampling, release="v")
+    config = {"source": SOURCE, **problem.describe(), "batch_size": batch, "steps": steps, "clipping_norm": c,
+              "noise_multiplier": sigma, "noise_std": std, "sampling": sampling, "seed": seed,
+              "eval_every": recorder.eval_every, "initial_suboptimality": problem.suboptimality(np.zeros(n)),
+              "kappa_hat": _kappa_hat(decreases)}
+    return SimulationResult(algorithm="dpscd", rows=tuple(recorder.rows), final=final, privacy=privacy,
+                            virtual_time=float(steps), wall_time_s=wallclock.perf_counter() - start,
+                            diverged=diverged, divergence=message, config=config)
+
+
+def run_dpsgd(*, problem: DualProblem, batch_size: int, steps: int, clipping_norm: float, noise_multiplier: float,
+              learning_rate: float, seed: int = 0, eval_every: int = 1, delta: float = 1e-3,
+              accountant: str = "ma128", progress=None) -> SimulationResult:
+    """T iterations of DP-SGD on the primal of the same problem (Poisson batches at q = L/N, spec §3.5)."""
+    start = wallclock.perf_counter()
+    batch, steps, c, sigma, seed, _ = _check_run(problem, batch_size, steps, clipping_norm, noise_multiplier, seed,
+                                                 "poisson")
+    eta = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
+    n, lam = problem.examples, problem.regularization
+    sample_rng, noise_rng = spawn_generators(seed, 2)
+    theta = np.zeros(problem.features)
+    recorder = RoundRecorder(problem.evaluate, eval_every=eval_every, progress=progress)
+    diverged, message = False, None
+    try:
+        with np.errstate(all="ignore"):
+            for t in range(steps):
+                chosen = _batches(sample_rng, n, batch, "poisson")
+                XB = problem.X[chosen]
+                derivative = np.clip(_loss_derivative(problem, XB @ theta, problem.y[chosen]), -c, c)
+                noisy = XB.T @ derivative + sigma * c * noise_rng.standard_normal(theta.size)
+                theta = theta - eta * (noisy / batch + lam * theta)
+                if not is_finite(theta):
+                    raise Diverged(f"the model stopped being finite at iteration {t}")
+                recorder.record(round=t, time=float(t + 1), w=theta, noise=sigma * c, force=t == steps - 1)
+            final = recorder.finish(theta)
+    except Diverged as error:
+        diverged, message = True, str(error)
+        final = {"loss": None, "accuracy": None, "dist_sq": None}
+    privacy = dp_ledger(sample_rate=batch / n, noise_multiplier=sigma, steps=steps, delta=delta,
+                        accountant=accountant, release="gradient")
+    config = {"source": "DP-SGD (Abadi et al.; Damaskinos spec §3.5)", **problem.describe(), "batch_size": batch,
+              "steps": steps, "clipping_norm": c, "noise_multiplier": sigma, "learning_rate": eta, "seed": seed,
+              "eval_every": recorder.eval_every}
+    return SimulationResult(algorithm="dpsgd", rows=tuple(recorder.rows), final=final, privacy=privacy,
+                            virtual_time=float(steps), wall_time_s=wallclock.perf_counter() - start,
+                            diverged=diverged, divergence=message, config=config)
+
+
+#: Presets (seconds each): data, loss, λ, DP-SCD (L, epochs, C), DP-SGD (L, epochs, C, η), target (ε, δ).
+DPSCD_PRESETS = {
+    "ridge": {"dataset": "synthetic-linear", "n_samples": 2500, "n_features": 20, "loss": "ridge",
+              "regularization": 0.01, "batch_size": 50, "epochs": 10, "clipping_norm": 0.1,
+              "dpsgd_batch_size": 50, "dpsgd_epochs": 10, "dpsgd_clipping_norm": 1.0, "learning_rate": 0.5,
+              "target_epsilon": 1.0, "target_delta": 1e-3},
+    "logistic": {"dataset": "breast_cancer", "loss": "logistic", "regularization": 0.01, "batch_size": 20,
+                 "epochs": 10, "clipping_norm": 0.1, "dpsgd_batch_size": 20, "dpsgd_epochs": 10,
+                 "dpsgd_clipping_norm": 1.0, "learning_rate": 1.0, "target_epsilon": 1.0, "target_delta": 1e-3},
+    "svm": {"dataset": "breast_cancer", "loss": "hinge", "regularization": 0.01, "batch_size": 20, "epochs": 10,
+            "clipping_norm": 0.1, "dpsgd_batch_size": 20, "dpsgd_epochs": 10, "dpsgd_clipping_norm": 1.0,
+            "learning_rate": 1.0, "target_epsilon": 1.0, "target_delta": 1e-3},
+}
+
+
+def preset_problem(name: str, *, seed: int = 0) -> tuple[DualProblem, dict]:
+    """The data and settings of preset ``name`` (:data:`DPSCD_PRESETS`)."""
+    settings = DPSCD_PRESETS[check_choice("preset", name, tuple(DPSCD_PRESETS))]
+    data = load_dataset(settings["dataset"], seed=seed, n_samples=settings.get("n_samples", 10_000),
+                        n_features=settings.get("n_features", 20))
+    return make_dual_problem(dataset=data, loss=settings["loss"], regularization=settings["regularization"]), settings
+
+
+def run_dpscd_preset(name: str, *, seed: int = 0, accountant: str = "ma128", progress=None) -> dict:
+    """Preset ``name``: DP-SCD and DP-SGD at the same target (ε, δ) and accountant, each σ for its own q and T."""
+    problem, s = preset_problem(name, seed=seed)
+    pair = calibrate_pair(examples=problem.examples, target_epsilon=s["target_epsilon"],
+                          target_delta=s["target_delta"], batch_size=s["batch_size"], epochs=s["epochs"],
+                          dpsgd_batch_size=s["dpsgd_batch_size"], dpsgd_epochs=s["dpsgd_epochs"],
+                          accountant=accountant, clipping_norm=s["clipping_norm"])
+    plan = pair.dpscd_plan
+    common = {"seed": seed, "delta": s["target_delta"], "accountant": accountant}
+    scd = run_dpscd(problem=problem, batch_size=s["batch_size"], steps=plan.steps, clipping_norm=s["clipping_norm"],
+                    noise_multiplier=plan.calibration.noise_multiplier, eval_every=max(1, plan.steps // 50),
+                    progress=progress, **common)
+    sgd = run_dpsgd(problem=problem, batch_size=s["dpsgd_batch_size"], steps=pair.dpsgd.steps,
+                    clipping_norm=s["dpsgd_clipping_norm"], noise_multiplier=pair.dpsgd.noise_multiplier,
+                    learning_rate=s["learning_rate"], eval_every=max(1, pair.dpsgd.steps // 50), **common)
+    return {"preset": name, "problem": problem, "settings": s, "calibration": pair, "dpscd": scd, "dpsgd": sgd}
