@@ -1,0 +1,503 @@
+"""Parameter sweeps: a grid or a random sample of a simulation's options × seeds, in one tidy table.
+
+A sweep names an algorithm (a ``fedplan simulate`` subcommand), its fixed options, the swept parameters and the
+seeds. Every (cell, seed) pair is one run of the existing engine through the same option mapping as
+``fedplan simulate`` (so ``fedplan simulate <algorithm> --<option> … --seed s`` reproduces a row), and gives one
+flat row: the swept values, the seed, and the headline numbers of the
+:class:`~planner.simulate.records.SimulationResult` (final loss/accuracy, rounds, ε of the run's own ledger…).
+
+Runs execute in local processes (``concurrent.futures``, the default), in this process (``workers=1``) or on a
+Dask cluster (``scheduler="tcp://HOST:PORT"``). Rows arrive in completion order; the table is sorted by run
+number, and a run's numbers depend only on its options and seed, so every backend gives the same table
+(except ``wall_time_s``).
+
+Config (YAML or a mapping)::
+
+    algorithm: fedbuff                # a key of RUNNERS
+    options: {dataset: synthetic, n_samples: 2000, clients: 10, rounds: 30, clipping_norm: 1}
+    grid:                             # cartesian product, in the order written (last key fastest) …
+      noise_multiplier: [0.5, 1, 2]
+      buffer_size: [5, 10]
+    random:                           # … or (instead of grid) `samples` draws from distributions
+      samples: 20
+      seed: 0
+      parameters:
+        server_lr: {log_uniform: [0.1, 2]}    # also uniform: [lo, hi], integers: [lo, hi] (inclusive),
+        staleness: {choice: [constant, polynomial]}          # and choice: [values]
+    seeds: [0, 1, 2]                  # or N for 0..N-1 (default [0])
+
+Option names are those of ``fedplan simulate <algorithm> --help`` (dashes or underscores); values are checked
+against the option's type and choices before anything runs. Each row's ε is the engine's ledger (sampling and
+neighbouring relation as stated by ``fedplan simulate``); summaries report the largest ε over a cell's seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import difflib
+import functools
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from bounds.validation import check_choice, check_int, check_real
+from planner import cli_simulate
+
+__all__ = ["RESULT_COLUMNS", "RUNNERS", "CsvStream", "Run", "Runner", "Sweep", "SweepResult", "execute", "iter_rows",
+           "load_sweep", "parse_sweep", "run_sweep", "table_format", "write_table"]
+
+#: Fields of a run's result that become columns, in this order (``SimulationResult.to_dict`` keys).
+RESULT_COLUMNS = ("rounds", "final_loss", "final_accuracy", "final_dist_sq", "epsilon", "delta", "virtual_time",
+                  "diverged", "divergence", "wall_time_s")
+#: Top-level keys of a sweep config.
+CONFIG_KEYS = ("algorithm", "description", "options", "grid", "random", "seeds")
+#: Distributions of a random sweep: name → draw(rng, low/high or values, n).
+DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
+#: Options of ``fedplan simulate`` that a sweep sets itself.
+RESERVED = frozenset({"help", "json", "seed"})
+#: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
+CONNECT_TIMEOUT = "10s"
+
+
+@functools.cache
+def _subcommand_actions(subcommand: str) -> dict[str, argparse.Action]:
+    """The options of ``fedplan simulate <subcommand>`` by destination name (from the CLI's own parser)."""
+    parser = argparse.ArgumentParser()
+    cli_simulate.add_parser(parser.add_subparsers())
+    simulate = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    which = next(action for action in simulate.choices["simulate"]._actions
+                 if isinstance(action, argparse._SubParsersAction))
+    if subcommand not in which.choices:
+        raise ValueError(f"algorithm {subcommand!r} is not a fedplan simulate subcommand")
+    return {action.dest: action for action in which.choices[subcommand]._actions if action.dest not in RESERVED}
+
+
+@dataclass(frozen=True)
+class Runner:
+    """An algorithm a sweep can run: a ``fedplan simulate`` subcommand and the function that runs its options.
+
+    ``run`` takes the subcommand's parsed options (an ``argparse.Namespace``, with ``json=True`` so no progress
+    bar is drawn) and returns a :class:`~planner.simulate.records.SimulationResult` or a mapping with its
+    ``to_dict()`` keys. It must be a module-level function, so that runs can be pickled to other processes.
+    """
+
+    subcommand: str
+    run: Callable[[argparse.Namespace], object]
+
+    def options(self) -> dict[str, argparse.Action]:
+        return _subcommand_actions(self.subcommand)
+
+    def namespace(self, *, options: Mapping, seed: int) -> argparse.Namespace:
+        values = {dest: action.default for dest, action in self.options().items()}
+        return argparse.Namespace(**{**values, **options, "seed": seed, "json": True,
+                                     "simulate_command": self.subcommand})
+
+
+#: The algorithms a sweep can run. A new engine with a ``fedplan simulate <name>`` subcommand is one entry:
+#: ``"name": Runner("name", module.function_of_the_namespace)``.
+RUNNERS: dict[str, Runner] = {
+    "vandijk": Runner("vandijk", cli_simulate._simulate_vandijk),
+    "fedsgd-dpc": Runner("fedsgd-dpc", cli_simulate._simulate_fedsgd),
+    "fedbuff": Runner("fedbuff", cli_simulate._simulate_fedbuff),
+    "preset": Runner("preset", cli_simulate._simulate_preset),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a sweep: its number, cell, runner, all options (fixed and swept) and seed."""
+
+    index: int
+    cell: int
+    algorithm: str
+    runner: Runner
+    parameters: dict
+    options: dict
+    seed: int
+
+
+def execute(run: Run) -> dict:
+    """Run one (cell, seed) pair and return its row; a ValueError names the run, its parameters and seed."""
+    try:
+        outcome = run.runner.run(run.runner.namespace(options=run.options, seed=run.seed))
+    except ValueError as error:
+        described = ", ".join(f"{name}={value!r}" for name, value in run.parameters.items())
+        raise ValueError(f"run {run.index} ({described + ', ' if described else ''}seed {run.seed}): {error}") \
+            from None
+    summary = outcome.to_dict(with_records=False) if hasattr(outcome, "to_dict") else dict(outcome)
+    row = {"run": run.index, "cell": run.cell, "algorithm": run.algorithm, **run.parameters, "seed": run.seed}
+    for name in RESULT_COLUMNS:
+        row[f"result_{name}" if name in row else name] = summary.get(name)
+    return row
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep: fixed options, one dict of swept values per cell, and the seeds."""
+
+    algorithm: str
+    options: dict
+    parameters: tuple[str, ...]
+    cells: tuple[dict, ...]
+    seeds: tuple[int, ...]
+    mode: str
+    config: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.cells) * len(self.seeds)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        head = ("run", "cell", "algorithm", *self.parameters, "seed")
+        return head + tuple(f"result_{name}" if name in head else name for name in RESULT_COLUMNS)
+
+    def runs(self) -> list[Run]:
+        runner = RUNNERS[self.algorithm]
+        return [Run(index=cell * len(self.seeds) + position, cell=cell, algorithm=self.algorithm, runner=runner,
+                    parameters=values, options={**self.options, **values}, seed=seed)
+                for cell, values in enumerate(self.cells) for position, seed in enumerate(self.seeds)]
+
+
+def _fail(message: str):
+    raise ValueError(f"sweep config: {message}")
+
+
+def _mapping(value, key: str) -> dict:
+    if not isinstance(value, Mapping):
+        _fail(f"{key} must be a mapping of names to values; got {value!r}")
+    return {str(name).replace("-", "_"): item for name, item in value.items()}
+
+
+def _option_action(runner: Runner, name: str, key: str) -> argparse.Action:
+    actions = runner.options()
+    if name not in actions:
+        close = difflib.get_close_matches(name, actions, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else f" (options: {', '.join(sorted(actions))})"
+        _fail(f"{key} is not an option of fedplan simulate {runner.subcommand}{hint}")
+    return actions[name]
+
+
+def _check_scalar(action: argparse.Action, value, key: str):
+    if action.nargs == 0:  # a flag (store_true)
+        if not isinstance(value, bool):
+            _fail(f"{key} must be true or false; got {value!r}")
+        return value
+    if action.type is int:
+        value = check_int(key, value)
+    elif action.type is float:
+        value = check_real(key, value)
+    elif not isinstance(value, str):
+        raise ValueError(f"{key} must be a string; got {value!r}")
+    if action.choices is not None:
+        check_choice(key, value, action.choices)
+    return value
+
+
+def _check_value(runner: Runner, name: str, value, key: str):
+    """``value`` converted to the option's type (int/float/str/bool, a list for multi-valued options)."""
+    action = _option_action(runner, name, key)
+    try:
+        if action.nargs in ("+", "*"):
+            values = value if isinstance(value, list) else [value]
+            if not values:
+                _fail(f"{key} must not be empty")
+            return [_check_scalar(action, item, f"{key}[{i}]") for i, item in enumerate(values)]
+        return _check_scalar(action, value, key)
+    except ValueError as error:
+        message = str(error)
+        raise ValueError(message if message.startswith("sweep config: ") else f"sweep config: {message}") from None
+
+
+def _grid_cells(runner: Runner, grid) -> tuple[tuple[str, ...], list[dict]]:
+    grid = _mapping(grid, "grid")
+    if not grid:
+        _fail("grid must name at least one parameter")
+    columns = {}
+    for name, values in grid.items():
+        if not isinstance(values, list) or not values:
+            _fail(f"grid.{name} must be a non-empty list of values; got {values!r}")
+        columns[name] = [_check_value(runner, name, value, f"grid.{name}[{i}]") for i, value in enumerate(values)]
+    return tuple(columns), [dict(zip(columns, combo, strict=True)) for combo in itertools.product(*columns.values())]
+
+
+def _draw(kind: str, spec, rng: np.random.Generator, samples: int, key: str) -> list:
+    """``samples`` values of one random parameter, e.g. ``{log_uniform: [0.01, 1]}``."""
+    if kind == "choice":
+        if not isinstance(spec, list) or not spec:
+            _fail(f"{key}.choice must be a non-empty list of values; got {spec!r}")
+        return [spec[i] for i in rng.integers(len(spec), size=samples)]
+    if not isinstance(spec, list) or len(spec) != 2:
+        _fail(f"{key}.{kind} must be a list [low, high]; got {spec!r}")
+    if kind == "integers":
+        low = check_int(f"sweep config: {key}.{kind}[0]", spec[0])
+        high = check_int(f"sweep config: {key}.{kind}[1]", spec[1], low=low)
+        return [int(value) for value in rng.integers(low, high + 1, size=samples)]
+    positive = 0.0 if kind == "log_uniform" else None
+    low = check_real(f"sweep config: {key}.{kind}[0]", spec[0], low=positive, low_open=positive is not None)
+    high = check_real(f"sweep config: {key}.{kind}[1]", spec[1], low=low)
+    if kind == "uniform":
+        return [float(value) for value in rng.uniform(low, high, size=samples)]
+    return [float(value) for value in np.exp(rng.uniform(math.log(low), math.log(high), size=samples))]
+
+
+def _random_cells(runner: Runner, random) -> tuple[tuple[str, ...], list[dict]]:
+    random = _mapping(random, "random")
+    unknown = sorted(set(random) - {"samples", "seed", "parameters"})
+    if unknown:
+        _fail(f"random.{unknown[0]} is not a key of random (keys: samples, seed, parameters)")
+    samples = check_int("sweep config: random.samples", random.get("samples"), low=1)
+    rng = np.random.default_rng(check_int("sweep config: random.seed", random.get("seed", 0), low=0))
+    parameters = _mapping(random.get("parameters"), "random.parameters")
+    if not parameters:
+        _fail("random.parameters must name at least one parameter")
+    columns = {}
+    for name, spec in parameters.items():
+        key = f"random.parameters.{name}"
+        _option_action(runner, name, key)
+        if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
+            _fail(f"{key} must be one distribution {{kind: values}} with kind one of {', '.join(DISTRIBUTIONS)}; "
+                  f"got {spec!r}")
+        kind, values = next(iter(spec.items()))
+        drawn = _draw(kind, values, rng, samples, key)
+        columns[name] = [_check_value(runner, name, value, f"{key} (draw {i})") for i, value in enumerate(drawn)]
+    return tuple(columns), [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def _seeds(value) -> tuple[int, ...]:
+    if isinstance(value, list):
+        if not value:
+            _fail("seeds must not be empty")
+        seeds = tuple(check_int(f"sweep config: seeds[{i}]", seed, low=0) for i, seed in enumerate(value))
+        if len(set(seeds)) != len(seeds):
+            _fail(f"seeds must be distinct; got {list(seeds)}")
+        return seeds
+    return tuple(range(check_int("sweep config: seeds", value, low=1)))
+
+
+def parse_sweep(*, config: Mapping) -> Sweep:
+    """Validate a sweep config (see the module docstring); a ValueError names the offending key."""
+    if not isinstance(config, Mapping):
+        _fail(f"the config must be a mapping with keys {', '.join(CONFIG_KEYS)}; got {type(config).__name__}")
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        _fail(f"{unknown[0]!r} is not a sweep key (keys: {', '.join(CONFIG_KEYS)})")
+    if "algorithm" not in config:
+        _fail(f"algorithm is required (one of {', '.join(RUNNERS)})")
+    algorithm = check_choice("sweep config: algorithm", config["algorithm"], RUNNERS)
+    runner = RUNNERS[algorithm]
+    options = {name: _check_value(runner, name, value, f"options.{name}")
+               for name, value in _mapping(config.get("options", {}), "options").items()}
+    if "grid" in config and "random" in config:
+        _fail("give grid or random, not both")
+    mode = "grid" if "grid" in config else "random" if "random" in config else "seeds"
+    parameters, cells = {"grid": lambda: _grid_cells(runner, config["grid"]),
+                         "random": lambda: _random_cells(runner, config["random"]),
+                         "seeds": lambda: ((), [{}])}[mode]()
+    for name in parameters:
+        if name in options:
+            _fail(f"{name} is both a fixed option and a {mode} parameter")
+    for name, action in runner.options().items():
+        if action.required and name not in options and name not in parameters:
+            _fail(f"options.{name} is required by fedplan simulate {algorithm}")
+    return Sweep(algorithm=algorithm, options=options, parameters=parameters, cells=tuple(cells),
+                 seeds=_seeds(config.get("seeds", [0])), mode=mode, config=dict(config))
+
+
+def load_sweep(*, path: str | os.PathLike) -> Sweep:
+    """Read and validate a YAML (or JSON) sweep config file."""
+    import yaml
+
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ValueError(f"cannot read sweep config {str(path)!r}: {error.strerror}") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(f"sweep config {str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
+    return parse_sweep(config=config)
+
+
+def _inline_rows(runs: list[Run]) -> Iterator[dict]:
+    for run in runs:
+        yield execute(run)
+
+
+def _process_rows(runs: list[Run], workers: int) -> Iterator[dict]:
+    # forkserver: safe when the caller has threads (a Dask client, a web app), and each worker starts once.
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+    try:
+        pending = {pool.submit(execute, run) for run in runs}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _dask_rows(runs: list[Run], scheduler: str) -> Iterator[dict]:
+    from distributed import Client, as_completed
+
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ValueError(f"cannot reach the Dask scheduler {scheduler!r}: {' '.join(str(error).split())}") from None
+    with client:
+        futures = client.map(execute, runs, pure=False)
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+def iter_rows(*, sweep: Sweep, workers: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
+    """The rows of ``sweep`` in completion order.
+
+    ``scheduler`` (e.g. ``"tcp://10.0.0.5:8786"``) runs on that Dask cluster (its workers need fedplan
+    installed); otherwise ``workers`` local processes (default: the CPU count), or this process if 1.
+    """
+    runs = sweep.runs()
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or not scheduler:
+            raise ValueError(f"scheduler must be an address such as tcp://HOST:PORT; got {scheduler!r}")
+        if workers is not None:
+            raise ValueError("workers is for local runs; a Dask cluster has its own workers")
+        return _dask_rows(runs, scheduler)
+    workers = check_int("workers", _default_workers() if workers is None else workers, low=1)
+    return _inline_rows(runs) if workers == 1 else _process_rows(runs, min(workers, len(runs)))
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The sorted table of a sweep and how it ran."""
+
+    sweep: Sweep
+    rows: tuple[dict, ...]
+    backend: str
+    wall_time_s: float
+
+    def cell_summaries(self) -> list[dict]:
+        """Per cell: the swept values, mean final loss/accuracy over seeds, the largest ε, diverged seeds."""
+        summaries = []
+        for cell, values in enumerate(self.sweep.cells):
+            rows = [row for row in self.rows if row["cell"] == cell]
+            summaries.append({**values, "mean_final_loss": _mean(row["final_loss"] for row in rows),
+                              "mean_final_accuracy": _mean(row["final_accuracy"] for row in rows),
+                              "max_epsilon": _max_epsilon(rows),
+                              "diverged": sum(bool(row["diverged"]) for row in rows)})
+        return summaries
+
+    def to_dict(self) -> dict:
+        sweep, summaries = self.sweep, self.cell_summaries()
+        finite = [summary for summary in summaries if not summary["diverged"] and summary["mean_final_loss"]
+                  is not None]
+        best = min(finite, key=lambda summary: summary["mean_final_loss"]) if finite else None
+        diverged = sum(bool(row["diverged"]) for row in self.rows)
+        statement = (f"{len(self.rows)} runs of {sweep.algorithm} ({len(sweep.cells)} {sweep.mode} cells × "
+                     f"{len(sweep.seeds)} seeds) on {self.backend} in {self.wall_time_s:.2f} s; {diverged} diverged. "
+                     "Each run's epsilon is its own ledger at its delta (as fedplan simulate states it); "
+                     "per cell the largest epsilon over the seeds is reported.")
+        return {"algorithm": sweep.algorithm, "mode": sweep.mode, "runs": len(self.rows), "cells": len(sweep.cells),
+                "seeds": list(sweep.seeds), "parameters": list(sweep.parameters), "options": sweep.options,
+                "backend": self.backend, "wall_time_s": self.wall_time_s, "diverged": diverged, "best": best,
+                "statement": statement}
+
+
+def _mean(values) -> float | None:
+    values = [value for value in values if value is not None]
+    return math.fsum(values) / len(values) if values else None
+
+
+def _max_epsilon(rows: list[dict]) -> float | None:
+    """None (no ε) if any run spent no accounted privacy; inf stays inf."""
+    values = [row["epsilon"] for row in rows]
+    return None if any(value is None for value in values) else max(values)
+
+
+def run_sweep(*, sweep: Sweep, workers: int | None = None, scheduler: str | None = None,
+              progress: Callable[[int, int], None] | None = None,
+              on_row: Callable[[dict], None] | None = None) -> SweepResult:
+    """Run every (cell, seed) of ``sweep`` (see :func:`iter_rows`) and return the table sorted by run.
+
+    ``progress(done, total)`` is called after each run, ``on_row(row)`` with each row as it completes.
+    """
+    start = time.perf_counter()
+    rows = []
+    if progress is not None:
+        progress(0, sweep.size)
+    for row in iter_rows(sweep=sweep, workers=workers, scheduler=scheduler):
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+        if progress is not None:
+            progress(len(rows), sweep.size)
+    workers = _default_workers() if workers is None else workers
+    backend = f"Dask at {scheduler}" if scheduler else "this process" if workers == 1 else f"{workers} processes"
+    return SweepResult(sweep=sweep, rows=tuple(sorted(rows, key=lambda row: row["run"])), backend=backend,
+                       wall_time_s=time.perf_counter() - start)
+
+
+def _csv_value(value):
+    return json.dumps(value) if isinstance(value, list) else value
+
+
+def table_format(path: str | os.PathLike) -> str:
+    """``"parquet"`` or ``"csv"`` from the file name, or a ValueError."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise ValueError(f"out must end in .parquet or .csv; got {str(path)!r}")
+    return suffix[1:]
+
+
+def write_table(*, rows, path: str | os.PathLike, columns, metadata: Mapping | None = None) -> Path:
+    """Write rows as Parquet (``.parquet``, with ``metadata`` as JSON under the key ``fedplan``) or CSV.
+
+    CSV cells: empty for None, JSON for list values.
+    """
+    path = Path(path)
+    if table_format(path) == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist([{name: row.get(name) for name in columns} for row in rows])
+        table = table.replace_schema_metadata({"fedplan": json.dumps(dict(metadata or {}), default=str)})
+        pq.write_table(table, path)
+        return path
+    with CsvStream(path=path, columns=columns) as stream:
+        for row in rows:
+            stream(row)
+    return path
+
+
+class CsvStream:
+    """Rows written to a CSV file one at a time and flushed, so an interrupted sweep keeps its finished runs."""
+
+    def __init__(self, *, path: str | os.PathLike, columns):
+        self.columns = tuple(columns)
+        self.handle = Path(path).open("w", newline="")
+        self.writer = csv.DictWriter(self.handle, fieldnames=self.columns)
+        self.writer.writeheader()
+
+    def __call__(self, row: Mapping) -> None:
+        self.writer.writerow({name: _csv_value(row.get(name)) for name in self.columns})
+        self.handle.flush()
+
+    def __enter__(self) -> CsvStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.handle.close()
