@@ -85,10 +85,15 @@ def headline_metrics(result) -> None:
     if "noise_multiplier" in head:
         columns[1].metric("Noise multiplier σ", f"{head['noise_multiplier']:.4g}",
                           help=f"aggregated noise √T·σ = {head['aggregated_noise']:.4g}")
-    else:
+    elif "clients_per_round" in head:
         columns[1].metric("Clients per round", f"{head['clients_per_round']}")
-    columns[2].metric("ε, paper's claim", epsilon_text(head["claimed_epsilon"]),
-                      help=f"at δ = {head['claimed_delta']:.3g}")
+    else:
+        columns[1].metric("ε per upload", f"{head['per_upload_epsilon']:.4g}", help=f"{head['stages']} MAPA stages")
+    if head["claimed_epsilon"] is None:
+        columns[2].metric("ε, paper's claim", "none", help="the paper's theorem certifies nothing for this plan")
+    else:
+        columns[2].metric("ε, paper's claim", epsilon_text(head["claimed_epsilon"]),
+                          help=f"at δ = {head['claimed_delta']:.3g}")
     columns[3].metric("ε, tight", epsilon_text(head["tight_epsilon"]), help=head["tight_accountant"])
 
 

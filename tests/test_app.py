@@ -51,6 +51,13 @@ def test_planner_switches_recipe_and_budget(planner):
     planner.selectbox[0].set_value("dpscd").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "Rounds") == "7812"
+    planner.selectbox[0].set_value("adp2sgd").run()
+    assert not planner.exception and not planner.error
+    assert metric(planner, "ε, paper's claim") == "none"  # below Theorem 2's floor: the tight noise is used
+    assert float(metric(planner, "ε, tight")) <= 1.0
+    planner.selectbox[0].set_value("mapa").run()
+    assert not planner.exception and not planner.error
+    assert float(metric(planner, "ε, tight")) < float(metric(planner, "ε, paper's claim")) <= 1.0
     planner.selectbox[0].set_value("increasing-sizes")
     planner.text_input[0].set_value("2").run()
     assert metric(planner, "ε, paper's claim") == "2.0000"

@@ -89,3 +89,31 @@ def test_dpscd_recipe_is_the_authors_ma128_sigma_with_the_tight_epsilon_of_the_s
     rdp = accounting.get_epsilon(sample_rate=16 / 50_000, noise_multiplier=ma.noise_multiplier, steps=7812,
                                  delta=1e-6, accountant="rdp")
     assert head["tight_epsilon"] <= rdp.epsilon <= head["claimed_epsilon"]  # PLD ≤ RDP ≤ the classic accountant
+
+
+def test_adp2sgd_recipe_falls_back_to_the_tight_noise_below_theorem_2s_floor(request_5_clients):
+    from bounds import adp2sgd as xu
+
+    result = plan("adp2sgd", request_5_clients)
+    head = result.headline
+    setting = xu.Setting(workers=5, examples_per_worker=10_000, batch_size=16, steps=7812, delta=1e-6)
+    assert head["rounds"] == 7812 and xu.epsilon_floor(setting=setting).epsilon > 1.0  # the paper cannot certify 1
+    assert head["claimed_epsilon"] is None and not result.hypotheses_hold
+    tight = xu.tight_epsilon(setting=setting, noise_multiplier=head["noise_multiplier"])
+    assert tight.epsilon == pytest.approx(head["tight_epsilon"], rel=1e-12) and tight.epsilon <= 1.0
+    assert xu.tight_epsilon(setting=setting, noise_multiplier=head["noise_multiplier"] * 0.99).epsilon > 1.0
+
+
+def test_mapa_recipe_spends_the_budget_per_edge_and_the_optimal_composition_is_below_it(request_5_clients):
+    from bounds.composition import best_composition, optimal_composition_epsilon
+
+    result = plan("mapa", request_5_clients)
+    head = result.headline
+    uploads = math.ceil(7812 / 5)
+    per_upload = head["per_upload_epsilon"]
+    assert best_composition(epsilon=per_upload, delta=0.0, count=uploads, delta_slack=1e-6)[0] <= 1.0
+    assert best_composition(epsilon=per_upload * (1 + 1e-9), delta=0.0, count=uploads, delta_slack=1e-6)[0] > 1.0
+    assert head["claimed_epsilon"] == pytest.approx(1.0, rel=1e-9) and head["claimed_epsilon"] <= 1.0
+    assert head["tight_epsilon"] == optimal_composition_epsilon(epsilon=per_upload, count=uploads, delta=1e-6)
+    assert head["tight_epsilon"] < head["claimed_epsilon"]
+    assert result.schedule.rounds == 7812
