@@ -181,6 +181,8 @@ def _mapping(value, key: str) -> dict:
 
 def _option_action(runner: Runner, name: str, key: str) -> argparse.Action:
     actions = runner.options()
+    if name == "seed":
+        _fail(f"{key} is not an option: the seeds are the top-level key seeds")
     if name not in actions:
         close = difflib.get_close_matches(name, actions, n=1)
         hint = f" (did you mean {close[0]}?)" if close else f" (options: {', '.join(sorted(actions))})"
@@ -225,6 +227,7 @@ def _grid_cells(runner: Runner, grid) -> tuple[tuple[str, ...], list[dict]]:
         _fail("grid must name at least one parameter")
     columns = {}
     for name, values in grid.items():
+        _option_action(runner, name, f"grid.{name}")
         if not isinstance(values, list) or not values:
             _fail(f"grid.{name} must be a non-empty list of values; got {values!r}")
         columns[name] = [_check_value(runner, name, value, f"grid.{name}[{i}]") for i, value in enumerate(values)]

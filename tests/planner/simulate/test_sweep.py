@@ -1,0 +1,230 @@
+"""planner.simulate.sweep: config validation, grid/random cells, rows = fedplan simulate runs, backends agree."""
+
+import csv
+import json
+import math
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from planner.cli import main
+from planner.simulate import sweep as sweeps
+from planner.simulate.sweep import RUNNERS, Runner, load_sweep, parse_sweep, run_sweep, write_table
+
+#: A tiny FedBuff problem: one run takes a few milliseconds.
+TINY = {"n_samples": 300, "n_features": 4, "clients": 4, "rounds": 5, "sample_rate": 0.1, "buffer_size": 2,
+        "clipping_norm": 1.0, "eval_every": 5}
+
+
+def tiny_sweep(**changes):
+    """The TINY options without those the change sweeps."""
+    swept = {*changes.get("grid", {}), *changes.get("random", {}).get("parameters", {})}
+    options = {name: value for name, value in TINY.items() if name not in swept}
+    return parse_sweep(config={"algorithm": "fedbuff", "options": options, **changes})
+
+
+def without_wall_time(rows):
+    return [{key: value for key, value in row.items() if key != "wall_time_s"} for row in rows]
+
+
+def test_grid_is_the_cartesian_product_in_written_order_and_runs_are_cell_major():
+    sweep = tiny_sweep(grid={"noise_multiplier": [0.5, 1, 2], "server-lr": [1, 2]}, seeds=[7, 3])
+    assert sweep.parameters == ("noise_multiplier", "server_lr") and sweep.size == 12
+    assert sweep.cells[:3] == ({"noise_multiplier": 0.5, "server_lr": 1.0}, {"noise_multiplier": 0.5, "server_lr": 2.0},
+                               {"noise_multiplier": 1.0, "server_lr": 1.0})
+    assert all(isinstance(cell["server_lr"], float) for cell in sweep.cells)  # float options become floats
+    runs = sweep.runs()
+    assert [(run.index, run.cell, run.seed) for run in runs[:4]] == [(0, 0, 7), (1, 0, 3), (2, 1, 7), (3, 1, 3)]
+    assert runs[7].options == {**TINY, "noise_multiplier": 1.0, "server_lr": 2.0}
+    assert sweep.columns[:6] == ("run", "cell", "algorithm", "noise_multiplier", "server_lr", "seed")
+
+
+def test_a_row_is_the_run_fedplan_simulate_gives_for_the_same_options_and_seed(capsys):
+    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [0.0, 2.0]}, seeds=[0, 4]), workers=1)
+    row = result.rows[3]
+    assert (row["noise_multiplier"], row["seed"]) == (2.0, 4)
+    argv = ["simulate", "fedbuff", "--json", "--seed", "4", "--noise-multiplier", "2"]
+    for name, value in TINY.items():
+        argv += [f"--{name.replace('_', '-')}", str(value)]
+    assert main(argv) == 0
+    direct = json.loads(capsys.readouterr().out)
+    for key in ("rounds", "final_loss", "final_accuracy", "epsilon", "delta", "virtual_time", "diverged"):
+        assert row[key] == direct[key], key
+    assert result.rows[0]["epsilon"] is None and row["epsilon"] > 0  # no noise: no finite epsilon to report
+    assert result.rows[0]["final_loss"] != result.rows[1]["final_loss"]  # the seed reaches the run
+
+
+def test_random_sweep_is_reproducible_within_its_ranges_and_follows_its_seed():
+    random = {"samples": 200, "seed": 3, "parameters": {
+        "noise_multiplier": {"log_uniform": [0.1, 10]}, "buffer_size": {"integers": [2, 4]},
+        "server_lr": {"uniform": [0.5, 1.5]}, "staleness": {"choice": ["constant", "threshold"]}}}
+    sweep = tiny_sweep(random=random)
+    assert sweep.cells == tiny_sweep(random=random).cells and sweep.mode == "random" and sweep.size == 200
+    assert sweep.cells != tiny_sweep(random={**random, "seed": 4}).cells
+    sigma = np.array([cell["noise_multiplier"] for cell in sweep.cells])
+    assert sigma.min() >= 0.1 and sigma.max() <= 10
+    # log-uniform on [0.1, 10]: log10(sigma) is uniform on [-1, 1], half the draws below 1 (binomial sd 0.035)
+    assert abs(np.mean(sigma < 1.0) - 0.5) < 0.12 and np.mean(sigma < 0.5) < 0.5
+    assert {cell["buffer_size"] for cell in sweep.cells} == {2, 3, 4}
+    assert all(type(cell["buffer_size"]) is int for cell in sweep.cells)
+    assert all(0.5 <= cell["server_lr"] <= 1.5 for cell in sweep.cells)
+    assert {cell["staleness"] for cell in sweep.cells} == {"constant", "threshold"}
+
+
+def test_seeds_as_a_count_and_the_default():
+    assert tiny_sweep(seeds=3).seeds == (0, 1, 2)
+    assert tiny_sweep().seeds == (0,) and tiny_sweep().cells == ({},) and tiny_sweep().mode == "seeds"
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"grd": {}}, "'grd' is not a sweep key"),
+    ({"algorithm": "fedprox"}, "sweep config: algorithm must be one of 'vandijk'"),
+    ({"options": {**TINY, "learning_rat": 1}}, "options.learning_rat is not an option of fedplan simulate fedbuff"),
+    ({"options": {**TINY, "servr_lr": 1}}, "(did you mean server_lr?)"),
+    ({"options": {**TINY, "rounds": 2.5}}, "sweep config: options.rounds must be an integer"),
+    ({"options": {**TINY, "staleness": "linear"}}, "options.staleness must be one of 'constant', 'polynomial'"),
+    ({"options": {**TINY, "optimum": "yes"}}, "options.optimum must be true or false; got 'yes'"),
+    ({"grid": {"noise_multiplier": 1}}, "grid.noise_multiplier must be a non-empty list of values; got 1"),
+    ({"grid": {"noise_multiplier": [1, "x"]}}, "grid.noise_multiplier[1] must be a real number"),
+    ({"options": TINY, "grid": {"rounds": [1, 2]}}, "rounds is both a fixed option and a grid parameter"),
+    ({"grid": {"seed": [1, 2]}}, "grid.seed is not an option"),
+    ({"grid": {"rounds": [1]}, "random": {}}, "give grid or random, not both"),
+    ({"random": {"samples": 0, "parameters": {}}}, "random.samples must be an integer in [1, inf); got 0"),
+    ({"random": {"samples": 2, "parameters": {"server_lr": {"normal": [0, 1]}}}},
+     "random.parameters.server_lr must be one distribution {kind: values} with kind one of uniform"),
+    ({"random": {"samples": 2, "parameters": {"server_lr": {"log_uniform": [0, 1]}}}},
+     "random.parameters.server_lr.log_uniform[0] must be a real number in (0, inf); got 0"),
+    ({"random": {"samples": 2, "parameters": {"buffer_size": {"uniform": [2, 5]}}}},
+     "random.parameters.buffer_size (draw 0) must be an integer"),
+    ({"random": {"samples": 2, "size": 3, "parameters": {}}}, "random.size is not a key of random"),
+    ({"seeds": [1, 1]}, "seeds must be distinct; got [1, 1]"),
+    ({"seeds": [0, -1]}, "seeds[1] must be an integer in [0, inf); got -1"),
+])
+def test_bad_configs_name_the_key(changes, message):
+    with pytest.raises(ValueError, match="^sweep config: ") as error:
+        tiny_sweep(**changes)
+    assert message in str(error.value)
+
+
+def test_a_required_option_must_be_given():
+    with pytest.raises(ValueError, match="options.clients_per_round is required by fedplan simulate fedsgd-dpc"):
+        parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3}})
+    swept = parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3},
+                                "grid": {"clients_per_round": [2]}})
+    assert swept.cells == ({"clients_per_round": 2},)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failing_run_names_its_parameters_and_seed(workers):
+    sweep = tiny_sweep(grid={"buffer_size": [2, 0]}, seeds=[5])
+    with pytest.raises(ValueError, match=r"^run 1 \(buffer_size=0, seed 5\): buffer_size must be an integer"):
+        run_sweep(sweep=sweep, workers=workers)
+
+
+def test_diverged_runs_are_flagged_and_never_the_best_cell():
+    options = {**TINY, "dataset": "synthetic-linear"}
+    result = run_sweep(sweep=parse_sweep(config={"algorithm": "fedbuff", "options": options,
+                                                 "grid": {"server_lr": [1.0, 1e200]}, "seeds": 2}), workers=1)
+    assert [row["diverged"] for row in result.rows] == [False, False, True, True]
+    assert "stopped being finite" in result.rows[2]["divergence"] and result.rows[2]["final_loss"] is None
+    summary = result.to_dict()
+    assert summary["diverged"] == 2 and summary["best"]["server_lr"] == 1.0
+    assert summary["best"]["mean_final_loss"] == pytest.approx((result.rows[0]["final_loss"]
+                                                                + result.rows[1]["final_loss"]) / 2, rel=1e-15)
+
+
+def test_cell_summary_reports_the_largest_epsilon_over_seeds():
+    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [1.0]}, seeds=4), workers=1)
+    epsilons = [row["epsilon"] for row in result.rows]
+    assert len(set(epsilons)) > 1  # clients release different numbers of times per seed
+    assert result.cell_summaries()[0]["max_epsilon"] == max(epsilons)
+    assert sweeps._max_epsilon([{"epsilon": 1.0}, {"epsilon": None}]) is None
+
+
+def test_a_swept_option_named_like_a_result_keeps_both_columns():
+    result = run_sweep(sweep=tiny_sweep(options={k: v for k, v in TINY.items() if k != "rounds"},
+                                        grid={"rounds": [2, 3]}), workers=1)
+    assert "result_rounds" in result.sweep.columns and "rounds" in result.sweep.columns
+    assert [(row["rounds"], row["result_rounds"]) for row in result.rows] == [(2, 2), (3, 3)]
+
+
+def custom_runner(args):
+    """A registered runner may return a mapping with SimulationResult.to_dict keys."""
+    return {"rounds": args.rounds, "final_loss": args.server_lr * 10 + args.seed, "diverged": False}
+
+
+def test_a_new_runner_is_one_registry_entry(monkeypatch):
+    monkeypatch.setitem(RUNNERS, "custom", Runner("fedbuff", custom_runner))
+    result = run_sweep(sweep=parse_sweep(config={"algorithm": "custom", "grid": {"server_lr": [1, 2]}, "seeds": 2}),
+                       workers=1)
+    assert [row["final_loss"] for row in result.rows] == [10.0, 11.0, 20.0, 21.0]
+    assert [row["algorithm"] for row in result.rows] == ["custom"] * 4 and result.rows[0]["rounds"] == 100
+
+
+def test_processes_and_a_dask_local_cluster_give_the_inline_table_for_100_runs():
+    from distributed import LocalCluster
+
+    sweep = tiny_sweep(grid={"noise_multiplier": [0.5, 1, 2, 4], "server_lr": [0.5, 1, 2, 3, 4]}, seeds=5)
+    assert sweep.size == 100
+    inline = run_sweep(sweep=sweep, workers=1)
+    seen, progress = [], []
+    processes = run_sweep(sweep=sweep, workers=2, on_row=seen.append,
+                          progress=lambda done, total: progress.append((done, total)))
+    assert progress[0] == (0, 100) and progress[-1] == (100, 100) and len(progress) == 101
+    assert sorted(row["run"] for row in seen) == list(range(100))
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        cluster_result = run_sweep(sweep=sweep, scheduler=cluster.scheduler_address)
+    assert [row["run"] for row in cluster_result.rows] == list(range(100))
+    assert without_wall_time(cluster_result.rows) == without_wall_time(inline.rows)
+    assert without_wall_time(processes.rows) == without_wall_time(inline.rows)
+    assert cluster_result.backend.startswith("Dask at inproc://") and processes.backend == "2 processes"
+    assert len({row["final_loss"] for row in inline.rows}) == 100
+
+
+def test_scheduler_errors_are_value_errors(monkeypatch):
+    sweep = tiny_sweep()
+    with pytest.raises(ValueError, match="cannot reach the Dask scheduler 'nope://x:1': unknown address scheme"):
+        run_sweep(sweep=sweep, scheduler="nope://x:1")
+    monkeypatch.setattr(sweeps, "CONNECT_TIMEOUT", "0.2s")
+    with pytest.raises(ValueError, match="cannot reach the Dask scheduler 'tcp://127.0.0.1:1'"):
+        run_sweep(sweep=sweep, scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="workers is for local runs"):
+        run_sweep(sweep=sweep, scheduler="tcp://127.0.0.1:1", workers=2)
+    with pytest.raises(ValueError, match=r"workers must be an integer in \[1, inf\); got 0"):
+        run_sweep(sweep=sweep, workers=0)
+
+
+def test_parquet_and_csv_tables_load_back_identical(tmp_path):
+    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [0.0, 1.0], "compute_mean": [[1.0, 2.0, 1.0, 3.0]]},
+                                        seeds=2), workers=1)
+    columns = result.sweep.columns
+    parquet = write_table(rows=result.rows, path=tmp_path / "t.parquet", columns=columns, metadata={"config": {"a": 1}})
+    table = pq.read_table(parquet)
+    assert table.column_names == list(columns) and table.to_pylist() == list(result.rows)
+    assert json.loads(table.schema.metadata[b"fedplan"]) == {"config": {"a": 1}}
+    path = write_table(rows=result.rows, path=tmp_path / "t.csv", columns=columns)
+    with path.open() as handle:
+        loaded = list(csv.DictReader(handle))
+    assert list(loaded[0]) == list(columns) and len(loaded) == 4
+    for row, text in zip(result.rows, loaded, strict=True):
+        assert float(text["final_loss"]) == row["final_loss"]  # repr round-trips floats exactly
+        assert json.loads(text["compute_mean"]) == row["compute_mean"] and text["epsilon"] == (
+            "" if row["epsilon"] is None else repr(row["epsilon"]))
+    assert math.isfinite(float(loaded[3]["epsilon"]))
+    with pytest.raises(ValueError, match="out must end in .parquet or .csv; got 't.xlsx'"):
+        write_table(rows=result.rows, path="t.xlsx", columns=columns)
+
+
+def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("algorithm: fedbuff\noptions: {rounds: 3}\ngrid:\n  buffer-size: [2, 3]\nseeds: 2\n")
+    assert load_sweep(path=path).cells == ({"buffer_size": 2}, {"buffer_size": 3})
+    path.write_text("algorithm: [fedbuff\n")
+    with pytest.raises(ValueError, match="is not valid YAML"):
+        load_sweep(path=path)
+    with pytest.raises(ValueError, match="cannot read sweep config .*: No such file or directory"):
+        load_sweep(path=tmp_path / "missing.yaml")
+    path.write_text("- 1\n")
+    with pytest.raises(ValueError, match="sweep config: the config must be a mapping"):
+        load_sweep(path=path)

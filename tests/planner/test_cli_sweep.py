@@ -1,0 +1,87 @@
+"""fedplan sweep: JSON summary, tables written (Parquet/CSV), progress bar, one-line errors."""
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from planner.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "sweep_example.yaml"
+CONFIG = {"algorithm": "fedbuff",
+          "options": {"n_samples": 300, "n_features": 4, "clients": 4, "rounds": 5, "sample_rate": 0.1,
+                      "clipping_norm": 1.0, "eval_every": 5},
+          "grid": {"noise_multiplier": [0.5, 2.0], "buffer_size": [2, 3]}, "seeds": 3}
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(CONFIG, sort_keys=False))
+    return path
+
+
+def test_json_summary_and_a_parquet_table_sorted_by_run(capsys, config, tmp_path):
+    out = tmp_path / "runs.parquet"
+    code, stdout, err = run(capsys, "sweep", str(config), "--out", str(out), "--workers", "2", "--json")
+    assert code == 0 and err == ""
+    summary = json.loads(stdout)
+    assert (summary["runs"], summary["cells"], summary["seeds"], summary["diverged"]) == (12, 4, [0, 1, 2], 0)
+    assert summary["parameters"] == ["noise_multiplier", "buffer_size"] and summary["out"] == str(out)
+    assert summary["backend"] == "2 processes" and "largest epsilon over the seeds" in summary["statement"]
+    rows = pq.read_table(out).to_pylist()
+    assert [row["run"] for row in rows] == list(range(12)) and not out.with_name("runs.parquet.partial.csv").exists()
+    best = min(range(4), key=lambda cell: sum(row["final_loss"] for row in rows if row["cell"] == cell))
+    assert summary["best"]["noise_multiplier"] == rows[3 * best]["noise_multiplier"]
+    assert summary["best"]["max_epsilon"] == max(row["epsilon"] for row in rows if row["cell"] == best)
+    assert json.loads(pq.read_schema(out).metadata[b"fedplan"])["config"] == CONFIG
+
+
+def test_table_output_progress_bar_and_default_csv_name(capsys, config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = run(capsys, "sweep", str(config), "--workers", "1")
+    assert code == 0 and "12/12 runs" in err and err.endswith("\n")
+    assert stdout.startswith("algorithm") and "best noise_multiplier" in stdout and "out  " in stdout
+    with (tmp_path / "tiny.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["run"]) for row in rows] == list(range(12)) and rows[4]["buffer_size"] == "3"
+
+
+def test_the_example_config_runs(capsys, tmp_path):
+    code, stdout, _ = run(capsys, "sweep", str(EXAMPLE), "--out", str(tmp_path / "example.csv"), "--workers", "1",
+                          "--json")
+    summary = json.loads(stdout)
+    assert code == 0 and (summary["runs"], summary["cells"], summary["diverged"]) == (60, 12, 0)
+    assert 0.5 < summary["best"]["mean_final_accuracy"] <= 1
+
+
+@pytest.mark.parametrize(("changes", "argv", "message"), [
+    ({"grid": {"noise_multipler": [1]}}, (), "sweep config: grid.noise_multipler is not an option of fedplan "
+                                             "simulate fedbuff (did you mean noise_multiplier?)"),
+    ({"seeds": "all"}, (), "sweep config: seeds must be an integer"),
+    ({}, ("--out", "runs.xlsx"), "out must end in .parquet or .csv; got 'runs.xlsx'"),
+    ({}, ("--workers", "0"), "workers must be an integer in [1, inf); got 0"),
+    ({}, ("--scheduler", "nope://x:1"), "cannot reach the Dask scheduler 'nope://x:1': unknown address scheme"),
+    ({"grid": {"buffer_size": [2, 0]}}, ("--workers", "1"), "run 3 (buffer_size=0, seed 0): buffer_size must be"),
+])
+def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, tmp_path, monkeypatch, changes, argv, message):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**CONFIG, **changes}, sort_keys=False))
+    code, stdout, err = run(capsys, "sweep", str(path), "--json", *argv)
+    assert code == 2 and stdout == ""
+    assert err.startswith("fedplan: error: ") and message in err and err.count("\n") == 1
+
+
+def test_a_missing_config_file_is_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "sweep", str(tmp_path / "none.yaml"))
+    assert code == 2 and "cannot read sweep config" in err and err.count("\n") == 1
