@@ -1,0 +1,250 @@
+"""AUDP and MAPA (Li et al., Sec. 4 L151-181 and Algorithm 1 L345-383): an edge-cloud asynchronous run.
+
+K edges, each holding one client's data, run forever: pull the current model x_v (and, for MAPA, the current
+sensitivity ΔS), compute the mean of b per-sample gradients drawn **with replacement** (li L91, L102), each
+clipped to C = bΔS/2 (per sample, so that ΔS is the sensitivity of the mean: Remark 4 L343, erratum LI-8),
+add Laplace-type noise with density ∝ exp(−ε_k‖η‖/ΔS) on R^N (Eq. (6) L166: direction uniform on the
+sphere, radius ~ Gamma(N, ΔS/ε_k), E‖η‖² = N(N+1)(ΔS/ε_k)², erratum LI-1) and upload. Edge k computes for
+a random time (:class:`~planner.simulate.engine.Durations`, one mean per edge: heterogeneous speeds as in
+the paper's Fig. 2). The Cloud applies uploads first-in-first-out (li L92): update t (1-based) is
+x_{t+1} = x_t − γ_t g̃ with staleness τ(t) = t − v (Fig. 2 L181: computed on x_2, applied at x_8 → τ = 6),
+then sends x_{t+1} to that edge. ``tau_policy="drop"`` discards uploads with τ(t) > τ_max (Assumption 2,
+L100, erratum LI-19); a dropped upload still counts in the privacy ledger.
+
+Step sizes and sensitivities: AUDP (:func:`run_audp`) keeps ΔS = 2G/b with clip G (Theorem 1 L189) and
+uses Eq. (10) (γ_t⁻¹ = L(τ_max+1) + √(Δ_b+1)√t, Theorem 2) or a constant γ (Theorem 4). MAPA
+(:func:`run_mapa`) follows the stages of :func:`bounds.mapa.mapa_schedule` (γ_s, ΔS_s by iteration); an
+upload carries the ΔS it was computed with, possibly an earlier stage's (the Cloud applies it anyway, as
+Algorithm 1 does).
+
+Records: one row per Cloud update t with ``grad_norm_sq`` ‖∇f(x_t)‖² before the update (Theorem 4 averages
+t = 1..T), ``objective`` f(x_{t+1}) after it (Theorem 2's corrected bound averages x_2..x_{T+1}, I-9),
+``edge``, ``stage``, ``learning_rate``, ``sensitivity`` of the applied upload, its ``noise_moment``
+E‖η‖², ``clipped_fraction`` and, when the problem knows w*, ``distance`` ‖x_{t+1} − w*‖; f is the mean of
+the clients' mean losses.
+
+Privacy (:func:`mapa_ledger`): every upload is pure ε_k-DP for replace-one neighbouring mini-batches; the
+ledger counts the uploads each edge actually made and composes them by basic composition (per edge: the
+headline; over all uploads: the paper's Σ_t ε_{k(t)}, L387), advanced and optimal composition.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time as wallclock
+
+import numpy as np
+
+from bounds import composition
+from bounds import mapa as li
+from bounds.validation import check_choice, check_int, check_real
+from planner.simulate.adp2sgd import Objective
+from planner.simulate.engine import DEFAULT_COMPUTE, Durations, spawn_generators
+from planner.simulate.models import is_finite
+from planner.simulate.problem import Problem
+from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+
+__all__ = ["AUDP_STEPS", "TAU_POLICIES", "l2_laplace_noise", "mapa_ledger", "run_audp", "run_mapa"]
+
+TAU_POLICIES = ("none", "drop")
+AUDP_STEPS = ("eq10", "constant")
+SOURCE = "Li et al., AUDP (li L151-181) and MAPA (Algorithm 1, li L345-383)"
+
+
+def l2_laplace_noise(rng: np.random.Generator, *, scale: float, dim: int) -> np.ndarray:
+    """A draw of density ∝ exp(−‖η‖/λ) on R^N: uniform direction, radius ~ Gamma(N, λ) (li Eq. (6), spec R-1)."""
+    direction = rng.standard_normal(dim)
+    return rng.gamma(dim, scale) * direction / np.linalg.norm(direction)
+
+
+def _edge_epsilons(epsilon, edges: int) -> np.ndarray:
+    values = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    if values.size == 1:
+        values = np.full(edges, float(values[0]))
+    if values.shape != (edges,):
+        raise ValueError(f"epsilon must be one number or one per edge ({edges}); got {values.size} values")
+    for k, value in enumerate(values):
+        check_real(f"epsilon[{k}]" if edges > 1 else "epsilon", float(value), low=0.0, low_open=True)
+    return values
+
+
+def _simulate(*, algorithm: str, problem: Problem, steps: int, batch: int, epsilons: np.ndarray, learning_rates,
+              sensitivities, stages, max_staleness: int, tau_policy: str, compute: Durations, seed: int,
+              eval_every: int, progress, config: dict, delta_slack: float) -> SimulationResult:
+    """The shared edge-cloud loop; ``learning_rates``/``sensitivities``/``stages`` are indexed by t − 1."""
+    start = wallclock.perf_counter()
+    edges = problem.n_clients
+    model = problem.model
+    dim = model.dim
+    rngs = spawn_generators(seed, 3)
+    batch_rng, noise_rng = rngs[:2]
+    stream, means = compute.stream(rngs[2]), compute.means(edges)
+    objective = Objective(problem)
+    recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
+    x = np.zeros(dim)
+    queue: list[tuple[float, int]] = []
+    pulled: list[tuple[int, np.ndarray, float]] = [(1, x, float(sensitivities[0]))] * edges
+    for k in range(edges):
+        heapq.heappush(queue, (means[k] * stream.draw(), k))
+    uploads = np.zeros(edges, dtype=np.int64)
+    dropped = 0
+    t = 1
+    now = 0.0
+    diverged, message = False, None
+    grad_norm_sq = float(np.sum(objective.gradient(x) ** 2))
+    try:
+        with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
+            while t <= steps:
+                now, k = heapq.heappop(queue)
+                version, read, sensitivity = pulled[k]
+                client = problem.clients[k]
+                rows = batch_rng.integers(client.size, size=batch)
+                X, y = client.X[rows], client.y[rows]
+                Z = model.scores(X, read)
+                R = model.residuals(Z, y)
+                factors = model.clip_factors(X, Z, R, float(read @ read), batch * sensitivity / 2.0,
+                                             client.row_sq_norms[rows])
+                g = (((factors[:, None] * R).T @ X).ravel() + model.rho * float(factors.sum()) * read) / batch
+                scale = sensitivity / epsilons[k]
+                upload = g + l2_laplace_noise(noise_rng, scale=scale, dim=dim)
+                uploads[k] += 1
+                staleness = t - version
+                if tau_policy == "drop" and staleness > max_staleness:
+                    dropped += 1
+                else:
+                    gamma = float(learning_rates[t - 1])
+                    x = x - gamma * upload
+                    if not is_finite(x):
+                        raise Diverged(f"the model stopped being finite at iteration {t}")
+                    value, gradient = objective.value(x), objective.gradient(x)
+                    recorder.record(round=t - 1, time=now, w=x, staleness=staleness,
+                                    noise=float(np.linalg.norm(upload - g)), force=t == steps)
+                    recorder.rows[-1].update(
+                        grad_norm_sq=grad_norm_sq, objective=value, edge=k, stage=int(stages[t - 1]),
+                        learning_rate=gamma, sensitivity=sensitivity,
+                        noise_moment=li.noise_second_moment(scale=scale, model_dim=dim),
+                        clipped_fraction=float(np.mean(factors < 1.0)))
+                    if problem.w_star is not None:
+                        recorder.rows[-1]["distance"] = float(np.linalg.norm(x - problem.w_star))
+                    grad_norm_sq = float(gradient @ gradient)
+                    t += 1
+                pulled[k] = (t, x, float(sensitivities[min(t, steps) - 1]))
+                heapq.heappush(queue, (now + means[k] * stream.draw(), k))
+            final = recorder.finish(x)
+    except Diverged as error:
+        diverged, message = True, str(error)
+        final = {"loss": None, "accuracy": None, "dist_sq": None}
+    delays = [row["staleness"] for row in recorder.rows]
+    config = {"source": SOURCE, **problem.describe(), "algorithm": algorithm, "iterations": steps,
+              "batch_size": batch, "epsilon": epsilons.tolist(), "max_staleness": max_staleness,
+              "tau_policy": tau_policy, "seed": seed, "eval_every": recorder.eval_every, "uploads": uploads.tolist(),
+              "dropped_uploads": dropped, **config}
+    return SimulationResult(algorithm=algorithm, rows=tuple(recorder.rows), final=final,
+                            privacy=mapa_ledger(uploads=uploads.tolist(), epsilon=epsilons.tolist(),
+                                                delta_slack=delta_slack, iterations=steps),
+                            virtual_time=now, wall_time_s=wallclock.perf_counter() - start, diverged=diverged,
+                            divergence=message,
+                            delays={"max_delay": max(delays, default=None),
+                                    "mean_delay": float(np.mean(delays)) if delays else None,
+                                    "violations": int(sum(d > max_staleness for d in delays))},
+                            config=config)
+
+
+def _common(problem: Problem, steps, batch_size, epsilon, max_staleness, tau_policy, seed):
+    steps = check_int("iterations", steps, low=1)
+    batch = check_int("batch_size", batch_size, low=1)
+    return (steps, batch, _edge_epsilons(epsilon, problem.n_clients), check_int("max_staleness", max_staleness, low=0),
+            check_choice("tau_policy", tau_policy, TAU_POLICIES), check_int("seed", seed, low=0))
+
+
+def run_audp(*, problem: Problem, iterations: int, batch_size: int, epsilon, clipping_norm: float,
+             smoothness: float, max_staleness: int, sigma: float, step_rule: str = "eq10",
+             learning_rate: float | None = None, tau_policy: str = "none", compute: Durations = DEFAULT_COMPUTE,
+             seed: int = 0, eval_every: int = 1, delta_slack: float = 1e-5, progress=None) -> SimulationResult:
+    """AUDP (li L151-181): fixed sensitivity ΔS = 2G/b (per-sample clip G), Eq. (6) noise with ε_k per edge.
+
+    ``step_rule="eq10"``: γ_t of Eq. (10) with Δ_b = σ²/b + N(N+1)(ΔS/min ε_k)² (the noise actually drawn);
+    ``"constant"``: ``learning_rate`` (default Theorem 4's largest, 1/(2L(τ_max+1)), Eq. (13)). ``sigma``
+    is the per-sample gradient standard deviation bound of Eq. (3); ``smoothness`` L.
+    """
+    steps, batch, epsilons, tau, policy, seed = _common(problem, iterations, batch_size, epsilon, max_staleness,
+                                                        tau_policy, seed)
+    clip = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
+    sensitivity = li.sensitivity_from_gradient_bound(gradient_bound=clip, batch_size=batch)
+    db = li.delta_b(sigma=sigma, batch_size=batch, sensitivity=sensitivity, epsilon=float(epsilons.min()),
+                    model_dim=problem.model.dim)
+    rule = check_choice("step_rule", step_rule, AUDP_STEPS)
+    if rule == "eq10":
+        rates = np.array([li.audp_learning_rate(t=t, smoothness=smoothness, max_staleness=tau, delta_b=db)
+                          for t in range(1, steps + 1)])
+    else:
+        gamma = (li.theorem4_max_learning_rate(smoothness=smoothness, max_staleness=tau) if learning_rate is None
+                 else check_real("learning_rate", learning_rate, low=0.0, low_open=True))
+        rates = np.full(steps, gamma)
+    return _simulate(algorithm="audp", problem=problem, steps=steps, batch=batch, epsilons=epsilons,
+                     learning_rates=rates, sensitivities=np.full(steps, sensitivity), stages=np.ones(steps, int),
+                     max_staleness=tau, tau_policy=policy, compute=compute, seed=seed, eval_every=eval_every,
+                     progress=progress, delta_slack=delta_slack,
+                     config={"step_rule": rule, "clipping_norm": clip, "sensitivity": sensitivity, "delta_b": db,
+                             "sigma": sigma, "smoothness": smoothness})
+
+
+def run_mapa(*, problem: Problem, plan: li.MapaSchedule, epsilon, tau_policy: str = "none",
+             compute: Durations = DEFAULT_COMPUTE, seed: int = 0, eval_every: int = 1,
+             progress=None) -> SimulationResult:
+    """MAPA (li Algorithm 1) with the stages of ``plan`` (:func:`bounds.mapa.mapa_schedule` for these edges).
+
+    ``epsilon`` is each edge's ε_k (one number or one per edge); the plan must have been made with the same
+    ε (its min ε_k sets the noise moment), batch size, τ_max and ``num_edges`` = the problem's clients.
+    """
+    inputs = plan.inputs
+    if inputs["num_edges"] != problem.n_clients:
+        raise ValueError(f"the plan is for {inputs['num_edges']} edges but the problem has {problem.n_clients}")
+    steps, batch, epsilons, tau, policy, seed = _common(problem, plan.iterations, inputs["batch_size"], epsilon,
+                                                        inputs["max_staleness"], tau_policy, seed)
+    if not np.isclose(epsilons.min(), min(np.atleast_1d(inputs["epsilon"]))):
+        raise ValueError("epsilon must have the same smallest value as the plan's epsilon")
+    stage_of = np.concatenate([np.full(stage.iterations, stage.index) for stage in plan.stages])
+    rates = np.concatenate([np.full(stage.iterations, stage.learning_rate) for stage in plan.stages])
+    sensitivities = np.concatenate([np.full(stage.iterations, stage.sensitivity) for stage in plan.stages])
+    return _simulate(algorithm="mapa", problem=problem, steps=steps, batch=batch, epsilons=epsilons,
+                     learning_rates=rates, sensitivities=sensitivities, stages=stage_of, max_staleness=tau,
+                     tau_policy=policy, compute=compute, seed=seed, eval_every=eval_every, progress=progress,
+                     delta_slack=plan.privacy.delta_slack,
+                     config={"stages": len(plan.stages), "noise_model": plan.noise_model,
+                             "update_rule": plan.update_rule, "theta": inputs["theta"]})
+
+
+def mapa_ledger(*, uploads, epsilon, delta_slack: float, iterations: int) -> dict:
+    """Per-edge totals of the uploads made (each pure ε_k-DP, replace-one): basic, advanced, optimal composition.
+
+    ``epsilon`` (headline, δ = 0) is the worst edge's n_k ε_k; ``advanced``/``optimal`` are (ε', δ') with
+    δ' = ``delta_slack`` (Dwork & Roth Thm 3.20; Kairouz-Oh-Viswanath, exact for pure ε-DP mechanisms);
+    ``paper_global`` is the paper's Σ_t ε_{k(t)} over all uploads (L387); ``round_robin_uploads`` is what the
+    planner assumes (li L401).
+    """
+    counts = [check_int(f"uploads[{k}]", n, low=0) for k, n in enumerate(uploads)]
+    eps = _edge_epsilons(epsilon, len(counts)).tolist()
+    slack = check_real("delta_slack", delta_slack, low=0.0, high=1.0, low_open=True, high_open=True)
+    basic = [composition.basic_composition(epsilons=[e] * n)[0] if n else 0.0 for n, e in zip(counts, eps,
+                                                                                           strict=True)]
+    advanced = [composition.advanced_composition(epsilon=e, delta=0.0, count=n, delta_slack=slack)[0] if n else 0.0
+                for n, e in zip(counts, eps, strict=True)]
+    optimal = [composition.optimal_composition_epsilon(epsilon=e, count=n, delta=slack) if n else 0.0
+               for n, e in zip(counts, eps, strict=True)]
+    worst = int(np.argmax(basic))
+    paper = composition.basic_composition(epsilons=[e for n, e in zip(counts, eps, strict=True) for _ in range(n)])[0]
+    best = min(advanced[worst], optimal[worst])
+    return {
+        "mechanism": "laplace-type (l2)", "epsilon": max(basic), "delta": 0.0, "worst_edge": worst,
+        "accountant": "basic composition per edge", "per_upload_epsilon": eps, "uploads_per_edge": counts,
+        "round_robin_uploads": list(li.round_robin_uploads(iterations=iterations, num_edges=len(counts))),
+        "per_edge_basic": basic, "per_edge_advanced": advanced, "per_edge_optimal": optimal,
+        "delta_slack": slack, "paper_global": paper,
+        "sampling": li.SAMPLING, "neighboring_relation": li.NEIGHBORING_RELATION,
+        "statement": (f"Every upload is pure epsilon_k-DP (replace-one mini-batches, {li.SAMPLING}). Per edge, over "
+                      f"the uploads it made (worst edge {worst}: {counts[worst]} uploads): epsilon <= {max(basic):.6g} "
+                      f"(basic composition, delta = 0), or epsilon <= {best:.6g} at delta = {slack:g} (advanced "
+                      f"{advanced[worst]:.6g}, optimal {optimal[worst]:.6g}). The paper's global sum over all "
+                      f"uploads (li L387) is {paper:.6g}."),
+    }
