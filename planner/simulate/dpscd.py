@@ -312,6 +312,7 @@ def run_dpscd(*, problem: DualProblem, batch_size: int, steps: int, clipping_nor
                 if not is_finite(v):
                     raise Diverged(f"the shared vector stopped being finite at iteration {t}")
                 recorder.record(round=t, time=float(t + 1), w=v / (lam * n), noise=std, force=last)
+                recorder.rows[-1].update(dict.fromkeys(("suboptimality", "drift", "clipped")))
                 if evaluated:
                     recorder.rows[-1].update(suboptimality=problem.suboptimality(alpha),
                                              drift=float(np.sum((v - problem.X.T @ alpha) ** 2)),
