@@ -259,3 +259,33 @@ def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_
                    + (f"{certificate.epsilon:.6g}" if certificate.feasible else "nothing at this noise")
                    + f"; Poisson add/remove reference {reference.epsilon:.6g}."))
     return result
+
+
+#: Named runs that take seconds: synthetic logistic data (unit rows), Xu's setting in miniature.
+PRESETS = {
+    "adp2sgd-ring": {"workers": 8, "topology": "ring", "steps": 3000, "batch_size": 16, "learning_rate": 0.5,
+                     "noise_multiplier": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
+                     "n_features": 20},
+    "adp2sgd-case2": {"workers": 9, "topology": "torus", "steps": 3000, "batch_size": 16, "learning_rate": 0.5,
+                      "noise_multiplier": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
+                      "n_features": 20, "compute_means": (10.0,) + (1.0,) * 8},
+}
+
+
+def run_preset(name: str, *, seed: int = 0, delta: float = 1e-5, progress=None) -> SimulationResult:
+    """Run preset ``name`` (:data:`PRESETS`): ``adp2sgd-ring`` (K = 8 on a ring, exponential compute times of
+    equal mean) or ``adp2sgd-case2`` (K = 9 on a 3 x 3 torus, worker 0 ten times slower: xu Case II, L233)."""
+    from planner.simulate.data import load_dataset
+    from planner.simulate.graphs import make_graph
+
+    options = dict(PRESETS[check_choice("preset", name, tuple(PRESETS))])
+    data = load_dataset("synthetic", seed=seed, n_samples=options.pop("n_samples"),
+                        n_features=options.pop("n_features"))
+    means = options.pop("compute_means", 1.0)
+    workers, topology = options.pop("workers"), options.pop("topology")
+    problem = unit_norm_problem(dataset=data, clients=workers, seed=seed)
+    graph = make_graph(topology=topology, workers=workers, seed=seed)
+    result = run_adp2sgd(problem=problem, graph=graph, compute=Durations("exponential", means), seed=seed,
+                         delta=delta, eval_every=max(1, options["steps"] // 50), progress=progress, **options)
+    result.config["preset"] = name
+    return result

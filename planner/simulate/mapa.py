@@ -248,3 +248,49 @@ def mapa_ledger(*, uploads, epsilon, delta_slack: float, iterations: int) -> dic
                       f"{advanced[worst]:.6g}, optimal {optimal[worst]:.6g}). The paper's global sum over all "
                       f"uploads (li L387) is {paper:.6g}."),
     }
+
+
+#: Named runs that take seconds: synthetic logistic data (unit rows) over 5 edges, the paper's τ_max = K.
+PRESETS = {
+    "mapa-fig2": {"algorithm": "mapa", "iterations": 4000, "epsilon": 5.0, "means": (1.0, 1.0, 2.0, 2.0, 4.0),
+                  "tau_policy": "drop"},
+    "audp-cyclic": {"algorithm": "audp", "iterations": 4000, "epsilon": 5.0, "means": 1.0, "tau_policy": "none"},
+}
+PRESET_DATA = {"n_samples": 2500, "n_features": 20, "edges": 5, "batch_size": 16, "theta": 0.5, "initial_clip": 1.0}
+
+
+def run_preset(name: str, *, seed: int = 0, progress=None) -> SimulationResult:
+    """Run preset ``name`` (:data:`PRESETS`): ``mapa-fig2`` (MAPA, edges with exponential compute times of means
+    1, 1, 2, 2, 4 as in li Fig. 2, uploads staler than τ_max = K dropped; start at the clip C₀ = 1 = max‖x‖, li
+    L442) or ``audp-cyclic`` (AUDP with Eq. (10), equal constant compute times: the paper's cyclic delays, L401).
+
+    Constants: L = max‖x‖²/4, σ ≤ 2 max‖x‖, F₀ = f(0) (f ≥ 0), clip G = 1 (see :mod:`planner.validate_xu_li`).
+    """
+    from planner.simulate.adp2sgd import unit_norm_problem
+    from planner.simulate.data import load_dataset
+
+    options = PRESETS[check_choice("preset", name, tuple(PRESETS))]
+    data = load_dataset("synthetic", seed=seed, n_samples=PRESET_DATA["n_samples"],
+                        n_features=PRESET_DATA["n_features"])
+    edges, batch = PRESET_DATA["edges"], PRESET_DATA["batch_size"]
+    problem = unit_norm_problem(dataset=data, clients=edges, seed=seed)
+    X = problem.stacked.X
+    smoothness, sigma = problem.model.smoothness(X), 2.0 * float(np.sqrt(problem.stacked.row_sq_norms.max()))
+    steps = options["iterations"]
+    common = {"epsilon": options["epsilon"], "tau_policy": options["tau_policy"],
+              "compute": Durations("exponential" if options["algorithm"] == "mapa" else "constant",
+                                   options["means"]),
+              "seed": seed, "eval_every": max(1, steps // 50), "progress": progress}
+    if options["algorithm"] == "audp":
+        result = run_audp(problem=problem, iterations=steps, batch_size=batch, clipping_norm=1.0,
+                          smoothness=smoothness, max_staleness=edges, sigma=sigma, **common)
+    else:
+        plan = li.mapa_schedule(epsilon=options["epsilon"], delta=1e-3, sigma=sigma, batch_size=batch,
+                                smoothness=smoothness, max_staleness=edges, theta=PRESET_DATA["theta"],
+                                iterations=steps, initial_gap=problem.model.loss(X, problem.stacked.y,
+                                                                                 np.zeros(problem.model.dim)),
+                                num_edges=edges, model_dim=problem.model.dim,
+                                initial_sensitivity=2.0 * PRESET_DATA["initial_clip"] / batch)
+        result = run_mapa(problem=problem, plan=plan, **common)
+    result.config["preset"] = name
+    return result
