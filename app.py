@@ -13,6 +13,8 @@ PAGES = (
     ("pages/1_Accountant.py", "Accountant"),
     ("pages/2_Increasing_sample_sizes.py", "Increasing sample sizes (van Dijk)"),
     ("pages/3_FedSGD_DPC.py", "FedSGD-DPC (Zhou)"),
+    ("pages/4_ADP2SGD.py", "A(DP)²SGD (Xu)"),
+    ("pages/5_MAPA.py", "MAPA stages (Li)"),
     ("pages/6_Damaskinos.py", "DP-SCD, dampening, Byzantine (Damaskinos)"),
 )
 

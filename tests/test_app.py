@@ -190,3 +190,26 @@ def test_damaskinos_page_dampening_and_byzantine_table():
     assert [e.value for e in page.error] == ["tau_thres must be a real number in (0, inf); got -3"]
     page.text_input[0].set_value("0").run()
     assert len(page.error) == 2 and page.error[0].value.startswith("target_epsilon must be")
+
+
+# ---------------------------------------------------------------- A(DP)²SGD and MAPA pages
+def test_adp2sgd_page_shows_the_floor_and_the_band_of_the_cifar_setting():
+    page = AppTest.from_file(str(ROOT / "pages" / "4_ADP2SGD.py"), default_timeout=120).run()
+    assert not page.exception and not page.error
+    assert metric(page, "Smallest ε") == "8.3437"  # spec TV-P2: 8.3436582, shown rounded up
+    assert metric(page, "Noise band") == "[1.225, 8.417)"
+    assert float(metric(page, "Tight ε")) < 8.3437
+    page.text_input[2].set_value("0").run()
+    assert [e.value for e in page.error] == ["batch_size must be an integer in [1, 3125]; got 0"]
+
+
+def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
+    page = AppTest.from_file(str(ROOT / "pages" / "5_MAPA.py"), default_timeout=120).run()
+    assert not page.exception and not page.error
+    assert (metric(page, "ε total"), metric(page, "ε per edge (basic)"), metric(page, "ε per edge (advanced)")) == (
+        "2500.0000", "500.0000", "86.5162")  # spec TV-A1
+    corrected_stages = int(metric(page, "Stages"))
+    page.radio[0].set_value("paper").run()
+    assert not page.exception and int(metric(page, "Stages")) > corrected_stages
+    page.text_input[5].set_value("1.5").run()
+    assert len(page.error) == 1 and page.error[0].value.startswith("theta must be a real number in (0, 1)")
