@@ -65,6 +65,8 @@ CONFIG_KEYS = ("algorithm", "description", "options", "grid", "random", "seeds")
 DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
 #: Options of ``fedplan simulate`` that a sweep sets itself.
 RESERVED = frozenset({"help", "json", "seed"})
+#: Modules the local worker processes import once, before they are forked (data, models, the engines' base).
+PRELOAD = (__name__, "planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
 CONNECT_TIMEOUT = "10s"
 
@@ -338,8 +340,11 @@ def _inline_rows(runs: list[Run]) -> Iterator[dict]:
 
 
 def _process_rows(runs: list[Run], workers: int) -> Iterator[dict]:
-    # forkserver: safe when the caller has threads (a Dask client, a web app), and each worker starts once.
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+    # forkserver: safe when the caller has threads (a Dask client, a web app); the server imports the engines
+    # once, so the workers of later sweeps in this process start without importing them again.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(sorted({*PRELOAD, *(run.runner.run.__module__ for run in runs)}))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         pending = {pool.submit(execute, run) for run in runs}
         while pending:
