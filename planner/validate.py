@@ -123,9 +123,22 @@ def _split_at_size(dataset: Dataset, clients: int, client_size: int, seed: int, 
                      "is computed with these sizes")
 
 
+def _each_seed(seeds: tuple[int, ...], run, on_run) -> tuple[SimulationResult, ...]:
+    """``run(seed)`` for every seed in order, calling ``on_run(done, total)`` after each (for progress bars)."""
+    runs = []
+    for seed in seeds:
+        runs.append(run(seed))
+        if on_run is not None:
+            on_run(len(runs), len(seeds))
+    return tuple(runs)
+
+
 def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm: float, seeds=(0, 1, 2),
-                          accountant: str = "rdp", **run_options) -> ValidationReport:
-    """Run a van Dijk plan (it must carry step sizes: ``plan_vandijk(..., learning_rate=...)``) on R seeds."""
+                          accountant: str = "rdp", on_run=None, **run_options) -> ValidationReport:
+    """Run a van Dijk plan (it must carry step sizes: ``plan_vandijk(..., learning_rate=...)``) on R seeds.
+
+    ``on_run(done, total)``, if given, is called after each seed's run.
+    """
     from planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 
     seeds = _seeds(seeds)
@@ -134,8 +147,9 @@ def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm
     selection = plan.selection
     problem, note = _split_at_size(dataset, clients, selection.client_size, seeds[0], with_optimum=False)
     inputs = inputs_from_schedule(plan.schedule(), problem.client_sizes)
-    runs = tuple(run_vandijk(problem=problem, **inputs, clipping_norm=clipping_norm, seed=seed, delta=selection.delta,
-                             accountant=accountant, **run_options) for seed in seeds)
+    runs = _each_seed(seeds, lambda seed: run_vandijk(problem=problem, **inputs, clipping_norm=clipping_norm, seed=seed,
+                                                      delta=selection.delta, accountant=accountant, **run_options),
+                      on_run)
     spent = max(run.epsilon for run in runs)
     planned = plan.tight_rdp if accountant == "rdp" else (plan.tight_pld or plan.tight_rdp)
     claims = [
@@ -228,14 +242,15 @@ def validate_theorem5(*, dataset: Dataset, clients: int, rounds: int, d: int = 1
 def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsilon: float,
                         clipping_norm: float | None = None, delta: float = 1e-5, sample_rate: float = 0.5,
                         rounds: int | None = None, clients_per_round: int | None = None, max_rounds: int = 200,
-                        selection: str = "round_robin", seeds=(0, 1, 2), accountant: str = "rdp",
+                        selection: str = "round_robin", seeds=(0, 1, 2), accountant: str = "rdp", on_run=None,
                         **run_options) -> ValidationReport:
     """Zhou et al.'s FedSGD-DPC on R seeds: E‖θ_T − θ*‖² vs U(T, b), spent ε vs the per-client target.
 
     The constants (μ, λ, G, Γ, Y₀, ξ₁, ξ₂, Λ_i) are estimated on the same split
     (:func:`planner.estimate.estimate_constants`); without ``rounds``/``clients_per_round`` the planner's
     optimum (T*, b*) is used. The clipping norm defaults to the estimated ξ₁ (Laplace) or ξ₂ (Gaussian),
-    so that clipping does not bind at the points where the constants were measured.
+    so that clipping does not bind at the points where the constants were measured. ``on_run(done, total)``,
+    if given, is called after each seed's run.
     """
     from planner.estimate import estimate_constants
     from planner.fedsgd_dpc import plan_fedsgd_dpc
@@ -264,10 +279,10 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
         notes.append(f"planner optimum: T = {plan.choice.rounds}, b = {plan.choice.clients_per_round}")
     rounds = check_int("rounds", rounds, low=1)
     steps = [zhou.step_size(problem=zproblem, t=t) for t in range(rounds)]
-    runs = tuple(run_fedsgd_dpc(problem=problem, rounds=rounds, clients_per_round=clients_per_round,
-                                step_sizes=steps, mechanism=mechanism, clipping_norm=clip, sample_rate=rate,
-                                epsilon=epsilon, delta=delta, selection=selection, seed=seed, accountant=accountant,
-                                **run_options) for seed in seeds)
+    runs = _each_seed(seeds, lambda seed: run_fedsgd_dpc(
+        problem=problem, rounds=rounds, clients_per_round=clients_per_round, step_sizes=steps, mechanism=mechanism,
+        clipping_norm=clip, sample_rate=rate, epsilon=epsilon, delta=delta, selection=selection, seed=seed,
+        accountant=accountant, **run_options), on_run)
     per_client = np.asarray(runs[0].config["noise_per_client"])
     sizes = np.asarray(problem.client_sizes, dtype=float)
     variances = 2.0 * per_client**2 if mechanism == "laplace" else (per_client * clip / (rate * sizes)) ** 2

@@ -61,3 +61,14 @@ def test_fedsgd_dpc_distance_below_U_and_epsilon_within_target(small):
 def test_seeds_are_validated(small):
     with pytest.raises(ValueError, match="seeds must hold at least one seed"):
         validate_theorem5(dataset=small, clients=2, rounds=3, seeds=())
+
+
+def test_progress_callback_sees_every_seed():
+    from planner.simulate.data import load_dataset
+    from planner.validate import validate_fedsgd_dpc
+
+    calls = []
+    report = validate_fedsgd_dpc(dataset=load_dataset("synthetic", n_samples=1000, n_features=5), clients=5,
+                                 mechanism="gaussian", epsilon=20, rounds=5, clients_per_round=5, seeds=(0, 1, 2),
+                                 on_run=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 3), (2, 3), (3, 3)] and len(report.runs) == 3
