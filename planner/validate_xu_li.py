@@ -186,11 +186,10 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
 # --------------------------------------------------------------------------------------------
 
 def _li_setting(dataset: Dataset, edges: int, seed: int) -> tuple:
+    from planner.simulate.mapa import unit_logistic_constants
+
     problem = _binary_unit_problem(dataset, edges, seed)
-    X = problem.stacked.X
-    radius = float(np.sqrt(problem.stacked.row_sq_norms.max()))
-    gap = problem.model.loss(X, problem.stacked.y, np.zeros(problem.model.dim))
-    return problem, problem.model.smoothness(X), 2.0 * radius, gap
+    return (problem, *unit_logistic_constants(problem))
 
 
 def _upload_claim(runs, iterations: int) -> Claim:
@@ -303,14 +302,12 @@ def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, b
     ``None``: Theorem 3 with failure probability ``delta``). Default timing: exponential compute with means
     1, 1, 2, 2, 4, ... (heterogeneous edges, li Fig. 2) and ``tau_policy="drop"`` to keep τ(t) ≤ τ_max.
     """
-    from planner.simulate.mapa import run_mapa
+    from planner.simulate.mapa import plan_for_problem, run_mapa
 
     seeds = _seeds(seeds)
     problem, smoothness, sigma, gap = _li_setting(dataset, edges, seeds[0])
-    plan = li.mapa_schedule(epsilon=epsilon, delta=delta, sigma=sigma, batch_size=batch_size, smoothness=smoothness,
-                            max_staleness=edges, theta=theta, iterations=iterations, initial_gap=gap, num_edges=edges,
-                            model_dim=problem.model.dim,
-                            initial_sensitivity=None if initial_clip is None else 2.0 * initial_clip / batch_size)
+    plan = plan_for_problem(problem, epsilon=epsilon, batch_size=batch_size, iterations=iterations, theta=theta,
+                            delta=delta, initial_clip=initial_clip)
     timing = compute or Durations("exponential", tuple(float(2 ** (k // 2)) for k in range(edges)))
     runs = tuple(run_mapa(problem=problem, plan=plan, epsilon=epsilon, tau_policy=tau_policy, compute=timing,
                           seed=seed, progress=progress) for seed in seeds)

@@ -44,7 +44,8 @@ from planner.simulate.models import is_finite
 from planner.simulate.problem import Problem
 from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
-__all__ = ["AUDP_STEPS", "TAU_POLICIES", "l2_laplace_noise", "mapa_ledger", "run_audp", "run_mapa"]
+__all__ = ["AUDP_STEPS", "PRESETS", "TAU_POLICIES", "l2_laplace_noise", "mapa_ledger", "plan_for_problem", "run_audp",
+           "run_mapa", "run_preset", "unit_logistic_constants"]
 
 TAU_POLICIES = ("none", "drop")
 AUDP_STEPS = ("eq10", "constant")
@@ -259,12 +260,31 @@ PRESETS = {
 PRESET_DATA = {"n_samples": 2500, "n_features": 20, "edges": 5, "batch_size": 16, "theta": 0.5, "initial_clip": 1.0}
 
 
+def unit_logistic_constants(problem: Problem) -> tuple[float, float, float]:
+    """(L, σ, F₀) of the logistic loss without L2 term: L = max‖x‖²/4, σ ≤ 2 max‖x‖ (‖∇F(x,ξ) − ∇f(x)‖ ≤
+    ‖∇F(x,ξ)‖ + ‖∇f(x)‖ ≤ 2 max‖x‖, Eq. (3)) and F₀ = f(0) ≥ f(0) − f* (f ≥ 0)."""
+    data = problem.stacked
+    if problem.model.kind != "logistic" or problem.model.rho != 0:
+        raise ValueError("the closed-form constants need the logistic loss without regularization")
+    return (problem.model.smoothness(data.X), 2.0 * float(np.sqrt(data.row_sq_norms.max())),
+            problem.model.loss(data.X, data.y, np.zeros(problem.model.dim)))
+
+
+def plan_for_problem(problem: Problem, *, epsilon, batch_size: int, iterations: int, theta: float = 0.5,
+                     delta: float = 1e-3, initial_clip: float | None = 1.0) -> li.MapaSchedule:
+    """MAPA's stages for ``problem`` (:func:`unit_logistic_constants`, τ_max = K as li L401, the L2-Laplace noise
+    moment); ``initial_clip`` C₀ starts at ΔS₀ = 2C₀/b (li L442), ``None`` at Theorem 3's ΔS₀ (failure ``delta``)."""
+    smoothness, sigma, gap = unit_logistic_constants(problem)
+    return li.mapa_schedule(epsilon=epsilon, delta=delta, sigma=sigma, batch_size=batch_size, smoothness=smoothness,
+                            max_staleness=problem.n_clients, theta=theta, iterations=iterations, initial_gap=gap,
+                            num_edges=problem.n_clients, model_dim=problem.model.dim,
+                            initial_sensitivity=None if initial_clip is None else 2.0 * initial_clip / batch_size)
+
+
 def run_preset(name: str, *, seed: int = 0, progress=None) -> SimulationResult:
     """Run preset ``name`` (:data:`PRESETS`): ``mapa-fig2`` (MAPA, edges with exponential compute times of means
     1, 1, 2, 2, 4 as in li Fig. 2, uploads staler than τ_max = K dropped; start at the clip C₀ = 1 = max‖x‖, li
     L442) or ``audp-cyclic`` (AUDP with Eq. (10), equal constant compute times: the paper's cyclic delays, L401).
-
-    Constants: L = max‖x‖²/4, σ ≤ 2 max‖x‖, F₀ = f(0) (f ≥ 0), clip G = 1 (see :mod:`planner.validate_xu_li`).
     """
     from planner.simulate.adp2sgd import unit_norm_problem
     from planner.simulate.data import load_dataset
@@ -274,23 +294,18 @@ def run_preset(name: str, *, seed: int = 0, progress=None) -> SimulationResult:
                         n_features=PRESET_DATA["n_features"])
     edges, batch = PRESET_DATA["edges"], PRESET_DATA["batch_size"]
     problem = unit_norm_problem(dataset=data, clients=edges, seed=seed)
-    X = problem.stacked.X
-    smoothness, sigma = problem.model.smoothness(X), 2.0 * float(np.sqrt(problem.stacked.row_sq_norms.max()))
     steps = options["iterations"]
     common = {"epsilon": options["epsilon"], "tau_policy": options["tau_policy"],
               "compute": Durations("exponential" if options["algorithm"] == "mapa" else "constant",
                                    options["means"]),
               "seed": seed, "eval_every": max(1, steps // 50), "progress": progress}
     if options["algorithm"] == "audp":
+        smoothness, sigma, _ = unit_logistic_constants(problem)
         result = run_audp(problem=problem, iterations=steps, batch_size=batch, clipping_norm=1.0,
                           smoothness=smoothness, max_staleness=edges, sigma=sigma, **common)
     else:
-        plan = li.mapa_schedule(epsilon=options["epsilon"], delta=1e-3, sigma=sigma, batch_size=batch,
-                                smoothness=smoothness, max_staleness=edges, theta=PRESET_DATA["theta"],
-                                iterations=steps, initial_gap=problem.model.loss(X, problem.stacked.y,
-                                                                                 np.zeros(problem.model.dim)),
-                                num_edges=edges, model_dim=problem.model.dim,
-                                initial_sensitivity=2.0 * PRESET_DATA["initial_clip"] / batch)
+        plan = plan_for_problem(problem, epsilon=options["epsilon"], batch_size=batch, iterations=steps,
+                                theta=PRESET_DATA["theta"], initial_clip=PRESET_DATA["initial_clip"])
         result = run_mapa(problem=problem, plan=plan, **common)
     result.config["preset"] = name
     return result
