@@ -48,7 +48,7 @@ SOURCE = "Damaskinos thesis, DP-SCD Algorithm 1 (L1313), closed-form updates spe
 #: Logistic duals stay this far inside (0, 1) (the authors' box, spec §3.1).
 LOGISTIC_BOX = 1e-4
 #: Noise-free sequential SDCA epochs used to solve the hinge problem (its duality gap is reported).
-HINGE_EPOCHS = 300
+HINGE_EPOCHS = 100
 
 
 @dataclass(frozen=True, eq=False)
