@@ -16,6 +16,7 @@ PAGES = (
     ("pages/4_ADP2SGD.py", "A(DP)²SGD (Xu)"),
     ("pages/5_MAPA.py", "MAPA stages (Li)"),
     ("pages/6_Damaskinos.py", "DP-SCD, dampening, Byzantine (Damaskinos)"),
+    ("pages/7_Validate.py", "Validate by simulation"),
 )
 
 st.navigation([st.Page(path, title=title, default=index == 0) for index, (path, title) in enumerate(PAGES)]).run()

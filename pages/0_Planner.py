@@ -136,6 +136,7 @@ def main() -> None:
             st.caption(result.statement)
             hypotheses_table(result)
             schedule_section(result)
+            st.caption("Next: check a plan against its bound on the **Validate by simulation** page (sidebar).")
     except ValueError as error:
         st.error(str(error))
 

@@ -213,3 +213,29 @@ def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
     assert not page.exception and int(metric(page, "Stages")) > corrected_stages
     page.text_input[5].set_value("1.5").run()
     assert len(page.error) == 1 and page.error[0].value.startswith("theta must be a real number in (0, 1)")
+
+
+# ---------------------------------------------------------------- validate by simulation
+def test_validate_page_runs_the_van_dijk_plan_and_reports_its_claims():
+    page = AppTest.from_file(str(ROOT / "pages" / "7_Validate.py"), default_timeout=300).run()
+    assert not page.exception and not page.error and not page.dataframe  # nothing runs before the button
+    page.text_input[2].set_value("1").run()  # one seed
+    next(button for button in page.button if button.label == "Run simulation").click().run()
+    assert not page.exception and not page.error
+    claims = page.dataframe[0].value.set_index("claim")["result"]
+    assert claims["spent epsilon <= planned tight epsilon"] == "PASS"
+    assert claims["spent epsilon <= the paper's claimed epsilon"] == "PASS"
+    assert float(metric(page, "ε spent")) == pytest.approx(0.1116, abs=1e-4)  # the planner's tight ε
+    assert len(page.get("vega_lite_chart")) == 3  # accuracy, loss, delays
+
+
+def test_validate_page_reports_a_plan_with_no_rounds_as_an_error():
+    page = AppTest.from_file(str(ROOT / "pages" / "7_Validate.py"), default_timeout=300).run()
+    page.radio[0].set_value("FedSGD-DPC (Zhou): optimal T and b").run()
+    next(button for button in page.button if button.label == "Run simulation").click().run()
+    assert not page.exception
+    assert [e.value for e in page.error] == [
+        "the planner's optimum is T = 0 rounds at epsilon = 1 (the noise term dominates U(T, b)); give rounds to "
+        "simulate a run anyway, or raise epsilon"]
+    page.text_input[3].set_value("-1").run()
+    assert [e.value for e in page.error] == ["epsilon must be a real number in (0, inf); got -1"]
