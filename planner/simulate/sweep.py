@@ -13,7 +13,8 @@ number, and a run's numbers depend only on its options and seed, so every backen
 
 Config (YAML or a mapping)::
 
-    algorithm: fedbuff                # a key of RUNNERS
+    algorithm: fedbuff                # a key of RUNNERS: vandijk, fedsgd-dpc, fedbuff, preset, adp2sgd, mapa,
+                                      # dpscd, dpscd-dpsgd (its DP-SGD baseline), kardam, byzantine
     options: {dataset: synthetic, n_samples: 2000, clients: 10, rounds: 30, clipping_norm: 1}
     grid:                             # cartesian product, in the order written (last key fastest) …
       noise_multiplier: [0.5, 1, 2]
@@ -51,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from bounds.validation import check_choice, check_int, check_real
-from planner import cli_simulate
+from planner import cli_sim_damaskinos, cli_sim_xu_li, cli_simulate
 
 __all__ = ["RESULT_COLUMNS", "RUNNERS", "CsvStream", "Run", "Runner", "Sweep", "SweepResult", "execute", "iter_rows",
            "load_sweep", "parse_sweep", "run_sweep", "table_format", "write_table"]
@@ -64,7 +65,7 @@ CONFIG_KEYS = ("algorithm", "description", "options", "grid", "random", "seeds")
 #: Distributions of a random sweep: name → draw(rng, low/high or values, n).
 DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
 #: Options of ``fedplan simulate`` that a sweep sets itself.
-RESERVED = frozenset({"help", "json", "seed"})
+RESERVED = frozenset({"help", "json", "seed", "seeds", "validate"})
 #: Modules the local worker processes import once, before they are forked (data, models, the engines' base).
 PRELOAD = (__name__, "planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
@@ -88,30 +89,39 @@ def _subcommand_actions(subcommand: str) -> dict[str, argparse.Action]:
 class Runner:
     """An algorithm a sweep can run: a ``fedplan simulate`` subcommand and the function that runs its options.
 
-    ``run`` takes the subcommand's parsed options (an ``argparse.Namespace``, with ``json=True`` so no progress
-    bar is drawn) and returns a :class:`~planner.simulate.records.SimulationResult` or a mapping with its
-    ``to_dict()`` keys. It must be a module-level function, so that runs can be pickled to other processes.
+    ``run`` takes the subcommand's parsed options (an ``argparse.Namespace`` with ``json=True``, so no progress
+    bar is drawn, ``validate=False``, ``seed`` and ``seeds=[seed]``) and returns a
+    :class:`~planner.simulate.records.SimulationResult` or a mapping with its ``to_dict()`` keys (the ``--json``
+    output of the subcommand), or, with ``key``, a mapping holding that under ``key``. It must be a module-level
+    function, so that runs can be pickled to other processes.
     """
 
     subcommand: str
     run: Callable[[argparse.Namespace], object]
+    key: str | None = None
 
     def options(self) -> dict[str, argparse.Action]:
         return _subcommand_actions(self.subcommand)
 
     def namespace(self, *, options: Mapping, seed: int) -> argparse.Namespace:
         values = {dest: action.default for dest, action in self.options().items()}
-        return argparse.Namespace(**{**values, **options, "seed": seed, "json": True,
-                                     "simulate_command": self.subcommand})
+        return argparse.Namespace(**{**values, **options, "seed": seed, "seeds": [seed], "validate": False,
+                                     "json": True, "simulate_command": self.subcommand})
 
 
 #: The algorithms a sweep can run. A new engine with a ``fedplan simulate <name>`` subcommand is one entry:
-#: ``"name": Runner("name", module.function_of_the_namespace)``.
+#: ``"name": Runner("name", module.handler_of_the_namespace)``.
 RUNNERS: dict[str, Runner] = {
     "vandijk": Runner("vandijk", cli_simulate._simulate_vandijk),
     "fedsgd-dpc": Runner("fedsgd-dpc", cli_simulate._simulate_fedsgd),
     "fedbuff": Runner("fedbuff", cli_simulate._simulate_fedbuff),
     "preset": Runner("preset", cli_simulate._simulate_preset),
+    "adp2sgd": Runner("adp2sgd", cli_sim_xu_li.run_adp2sgd_command),
+    "mapa": Runner("mapa", cli_sim_xu_li.run_mapa_command),
+    "dpscd": Runner("dpscd", cli_sim_damaskinos.run_dpscd_command, key="dpscd"),
+    "dpscd-dpsgd": Runner("dpscd", cli_sim_damaskinos.run_dpscd_command, key="dpsgd"),  # its DP-SGD baseline
+    "kardam": Runner("kardam", cli_sim_damaskinos.run_kardam_command),
+    "byzantine": Runner("byzantine", cli_sim_damaskinos.run_byzantine_command),
 }
 
 
@@ -137,6 +147,8 @@ def execute(run: Run) -> dict:
         raise ValueError(f"run {run.index} ({described + ', ' if described else ''}seed {run.seed}): {error}") \
             from None
     summary = outcome.to_dict(with_records=False) if hasattr(outcome, "to_dict") else dict(outcome)
+    if run.runner.key is not None:
+        summary = summary[run.runner.key]
     row = {"run": run.index, "cell": run.cell, "algorithm": run.algorithm, **run.parameters, "seed": run.seed}
     for name in RESULT_COLUMNS:
         row[f"result_{name}" if name in row else name] = summary.get(name)

@@ -228,3 +228,28 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
     path.write_text("- 1\n")
     with pytest.raises(ValueError, match="sweep config: the config must be a mapping"):
         load_sweep(path=path)
+
+
+@pytest.mark.parametrize(("algorithm", "options", "seed_flag", "nested"), [
+    ("adp2sgd", {"n_samples": 300, "n_features": 4, "workers": 4, "steps": 20}, "--seed", None),
+    ("mapa", {"n_samples": 300, "n_features": 4, "edges": 3, "iterations": 30, "epsilon": [2.0]}, "--seed", None),
+    ("kardam", {"n_samples": 300, "n_features": 4, "clients": 5, "rounds": 10, "faults": 1}, "--seeds", None),
+    ("byzantine", {"n_samples": 300, "n_features": 4, "clients": 7, "rounds": 10, "faults": 1}, "--seed", None),
+    ("dpscd", {"preset": "ridge", "epochs": 1}, "--seeds", "dpscd"),
+    ("dpscd-dpsgd", {"preset": "ridge", "epochs": 1, "dpsgd_epochs": 1}, "--seeds", "dpsgd"),
+])
+def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, algorithm, options, seed_flag,
+                                                                        nested):
+    result = run_sweep(sweep=parse_sweep(config={"algorithm": algorithm, "options": options, "seeds": [0, 1]}),
+                       workers=1)
+    row = result.rows[1]
+    argv = ["simulate", RUNNERS[algorithm].subcommand, "--json", seed_flag, "1"]
+    for name, value in options.items():
+        argv += [f"--{name.replace('_', '-')}", *map(str, value if isinstance(value, list) else [value])]
+    assert main(argv) == 0
+    direct = json.loads(capsys.readouterr().out)
+    direct = direct[nested] if nested else direct
+    assert row["final_loss"] is not None and math.isfinite(row["final_loss"])
+    for key in ("rounds", "final_loss", "epsilon", "diverged"):
+        assert row[key] == direct[key], key
+    assert result.rows[0]["final_loss"] != row["final_loss"]
