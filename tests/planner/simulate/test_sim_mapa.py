@@ -1,0 +1,121 @@
+"""AUDP/MAPA simulation (Li Alg. 1): FIFO staleness (TV-S1..S3), the L2-Laplace noise, stages, drops, ledger."""
+
+import numpy as np
+import pytest
+
+from bounds import composition
+from bounds import mapa as li
+from planner.simulate import mapa
+from planner.simulate.adp2sgd import unit_norm_problem
+from planner.simulate.data import load_dataset
+from planner.simulate.engine import Durations
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_dataset("synthetic", n_samples=400, n_features=3, seed=2)
+
+
+def audp(data, edges=5, iterations=200, **options):
+    problem = unit_norm_problem(dataset=data, clients=edges, seed=0)
+    defaults = {"batch_size": 4, "epsilon": 5.0, "clipping_norm": 1.0, "smoothness": 0.25, "max_staleness": edges,
+                "sigma": 2.0, "compute": Durations("constant", 1.0), "eval_every": 100}
+    return mapa.run_audp(problem=problem, iterations=iterations, **(defaults | options))
+
+
+def test_tv_s1_computed_on_x2_applied_at_x8_has_staleness_6(data):
+    rows = audp(data, edges=7, iterations=9).rows
+    assert rows[7]["round"] == 7 and rows[7]["staleness"] == 6  # iteration t = 8 reads x_2 (li L181)
+
+
+@pytest.mark.parametrize("edges", [5, 10])
+def test_tv_s2_homogeneous_fifo_staleness_is_min_t_minus_1_k_minus_1(data, edges):
+    result = audp(data, edges=edges, iterations=3 * edges)
+    assert result.column("staleness").tolist() == [min(t - 1, edges - 1) for t in range(1, 3 * edges + 1)]
+    assert result.config["uploads"] == [3] * edges
+
+
+def test_tv_s3_heterogeneous_exponential_mean_staleness_is_k_minus_one_and_max_unbounded(data):
+    result = audp(data, iterations=6000, compute=Durations("exponential", 1.0))
+    assert result.delays["mean_delay"] == pytest.approx(4.0, abs=0.1)
+    assert result.delays["max_delay"] > 2 * 5 and result.delays["violations"] > 0
+
+
+def test_drop_policy_keeps_tau_max_and_counts_dropped_uploads(data):
+    result = audp(data, iterations=800, compute=Durations("exponential", (1.0, 1.0, 2.0, 2.0, 4.0)),
+                  tau_policy="drop", max_staleness=3)
+    assert result.delays["max_delay"] <= 3 and result.config["dropped_uploads"] > 0
+    assert sum(result.config["uploads"]) == 800 + result.config["dropped_uploads"]
+
+
+def test_l2_laplace_noise_second_moment_and_radius_tv_n1():
+    rng = np.random.default_rng(0)
+    draws = np.array([mapa.l2_laplace_noise(rng, scale=2.5, dim=10) for _ in range(20_000)])
+    radius = np.linalg.norm(draws, axis=1)
+    assert np.mean(radius**2) == pytest.approx(687.5, rel=0.02)  # N(N+1) lambda^2, spec TV-N1
+    assert np.mean(radius) == pytest.approx(25.0, rel=0.01)
+    assert np.abs(draws.mean(axis=0)).max() < 0.3
+
+
+def test_audp_eq10_steps_and_recorded_noise_moment_follow_the_bounds(data):
+    result = audp(data, iterations=50)
+    db = result.config["delta_b"]
+    assert db == pytest.approx(2.0**2 / 4 + 3 * 4 * (2 * 1.0 / 4 / 5.0) ** 2, rel=1e-12)
+    expected = [li.audp_learning_rate(t=t, smoothness=0.25, max_staleness=5, delta_b=db) for t in range(1, 51)]
+    assert result.column("learning_rate").tolist() == pytest.approx(expected, rel=1e-15)
+    assert set(result.column("noise_moment")) == {li.noise_second_moment(scale=0.5 / 5.0, model_dim=3)}
+    constant = audp(data, iterations=20, step_rule="constant")
+    assert set(constant.column("learning_rate")) == {1 / (2 * 0.25 * 6)}
+
+
+def test_mapa_follows_its_plan_stage_by_stage(data):
+    problem = unit_norm_problem(dataset=data, clients=5, seed=0)
+    plan = mapa.plan_for_problem(problem, epsilon=5.0, batch_size=4, iterations=600)
+    result = mapa.run_mapa(problem=problem, plan=plan, epsilon=5.0, compute=Durations("constant", 1.0),
+                           eval_every=100)
+    for stage in plan.stages:
+        rows = result.rows[stage.start - 1:stage.end]
+        assert {row["stage"] for row in rows} == {stage.index}
+        assert {row["learning_rate"] for row in rows} == {stage.learning_rate}
+        assert all(row["sensitivity"] >= stage.sensitivity for row in rows)  # late uploads carry older Delta S
+    assert len(plan.stages) >= 2 and result.column("clipped_fraction").max() > 0
+
+
+def test_mapa_ledger_reproduces_tv_a1_and_composes_with_bounds_composition():
+    ledger = mapa.mapa_ledger(uploads=[5000] * 5, epsilon=0.1, delta_slack=1e-5, iterations=25_000)
+    assert ledger["paper_global"] == pytest.approx(2500, rel=1e-12)
+    assert ledger["epsilon"] == pytest.approx(500, rel=1e-12) and ledger["delta"] == 0.0
+    assert ledger["per_edge_advanced"][0] == pytest.approx(86.5162, abs=5e-5)
+    assert ledger["per_edge_optimal"][0] == composition.optimal_composition_epsilon(epsilon=0.1, count=5000,
+                                                                                    delta=1e-5)
+    assert ledger["per_edge_optimal"][0] < ledger["per_edge_advanced"][0] < ledger["epsilon"]
+    assert ledger["round_robin_uploads"] == [5000] * 5
+
+
+def test_ledger_counts_actual_uploads_per_edge_with_their_own_epsilon(data):
+    result = audp(data, iterations=100, epsilon=[1.0, 2.0, 3.0, 4.0, 5.0])
+    assert result.privacy["per_edge_basic"] == pytest.approx([20.0, 40.0, 60.0, 80.0, 100.0])
+    assert result.epsilon == 100.0 and result.privacy["worst_edge"] == 4
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"epsilon": [1.0, 2.0]}, "epsilon"), ({"tau_policy": "wait"}, "tau_policy"), ({"iterations": 0}, "iterations"),
+    ({"step_rule": "adagrad"}, "step_rule"), ({"clipping_norm": 0.0}, "clipping_norm"),
+])
+def test_bad_options_raise(data, options, message):
+    with pytest.raises(ValueError, match=message):
+        audp(data, **options)
+
+
+def test_plan_for_another_number_of_edges_is_rejected(data):
+    problem = unit_norm_problem(dataset=data, clients=5, seed=0)
+    plan = mapa.plan_for_problem(unit_norm_problem(dataset=data, clients=4, seed=0), epsilon=5.0, batch_size=4,
+                                 iterations=10)
+    with pytest.raises(ValueError, match="edges"):
+        mapa.run_mapa(problem=problem, plan=plan, epsilon=5.0)
+
+
+def test_presets_run_in_seconds():
+    for name in mapa.PRESETS:
+        result = mapa.run_preset(name)
+        assert result.rounds == 4000 and result.wall_time_s < 6 and result.config["preset"] == name
