@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from planner.display import epsilon_text, parse_number
+from planner.display import epsilon_text, parse_number, parse_whole
 from planner.export import render
 from planner.recipes import RECIPES, PlanRequest, plan
 from planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
@@ -40,18 +40,13 @@ def cached_plan(recipe: str, inputs: dict, X, y):
     return plan(recipe, PlanRequest(X=X, y=y, **inputs))
 
 
-def whole_number(name: str, text: str) -> int:
-    value = parse_number(name, text)
-    if not value.is_integer():
-        raise ValueError(f"{name} must be a whole number; got {text!r}")
-    return int(value)
 
 
 def data_inputs() -> tuple[str, object, object]:
     source = st.radio("Data", DATA_SOURCES)
     if source == DATA_SOURCES[0]:
-        examples = whole_number("examples", st.text_input("Examples", "50000"))
-        features = whole_number("features", st.text_input("Features", "20"))
+        examples = parse_whole("examples", st.text_input("Examples", "50000"))
+        features = parse_whole("features", st.text_input("Features", "20"))
         if not 2 <= examples <= 2_000_000 or not 1 <= features <= 1000:
             raise ValueError("synthetic data: examples must be in [2, 2000000] and features in [1, 1000]; "
                              f"got {examples} and {features}")
@@ -69,9 +64,9 @@ def request_inputs() -> tuple[str, dict, object, object]:
     epsilon = parse_number("target_epsilon", st.text_input("Privacy budget ε", "1"))
     delta = parse_number("target_delta", st.text_input("δ", "1e-6"))
     name, X, y = data_inputs()
-    clients = whole_number("clients", st.text_input("Clients", "5"))
+    clients = parse_whole("clients", st.text_input("Clients", "5"))
     epochs = parse_number("epochs", st.text_input("Compute budget: passes over each client's data", "2.5"))
-    batch_size = whole_number("batch_size", st.text_input("Batch size (van Dijk: the initial sample size s₀)", "16"))
+    batch_size = parse_whole("batch_size", st.text_input("Batch size (van Dijk: the initial sample size s₀)", "16"))
     recipe = st.selectbox("Recipe", list(RECIPES), format_func=lambda key: RECIPES[key][0])
     inputs = {"target_epsilon": epsilon, "target_delta": delta, "clients": clients, "epochs": epochs,
               "batch_size": batch_size, "dataset": name}

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from bounds import fedsgd_dpc as zhou
-from planner.display import parse_number
+from planner.display import parse_number, parse_whole
 from planner.export import render
 from planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
 
@@ -39,11 +39,8 @@ def cached_plan(problem_items: tuple, epsilon: float, clipping_norm: float, vari
 def inputs() -> tuple[tuple, float, float, str]:
     values = {}
     for name, label, default in FIELDS:
-        values[name] = parse_number(name, st.text_input(label, default))
-        if name in INTEGER_FIELDS:
-            if not values[name].is_integer():
-                raise ValueError(f"{name} must be a whole number; got {values[name]:g}")
-            values[name] = int(values[name])
+        parse = parse_whole if name in INTEGER_FIELDS else parse_number
+        values[name] = parse(name, st.text_input(label, default))
     epsilon = parse_number("epsilon", st.text_input("ε of every client (Laplace, pure)", "0.05"))
     clipping_norm = parse_number("clipping_norm", st.text_input("L1 clipping norm ξ₁", "1"))
     variant = st.radio("Variant", ["corrected", "paper"], horizontal=True)

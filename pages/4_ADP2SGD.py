@@ -8,25 +8,21 @@ import pandas as pd
 import streamlit as st
 
 from bounds import adp2sgd as xu
-from planner.display import epsilon_text, parse_number
+from planner.display import epsilon_text, parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
 
 CURVE_POINTS = 24
 
 
-def whole(name: str, text: str) -> int:
-    value = parse_number(name, text)
-    if not value.is_integer():
-        raise ValueError(f"{name} must be a whole number; got {text!r}")
-    return int(value)
 
 
 def setting_inputs() -> xu.Setting:
-    return xu.Setting(workers=whole("workers", st.text_input("Workers K", "16")),
-                      examples_per_worker=whole("examples_per_worker", st.text_input("Examples per worker n", "3125")),
-                      batch_size=whole("batch_size", st.text_input("Batch size B", "256")),
-                      steps=whole("steps", st.text_input("Iterations T", "58594")),
+    return xu.Setting(workers=parse_whole("workers", st.text_input("Workers K", "16")),
+                      examples_per_worker=parse_whole("examples_per_worker",
+                                                      st.text_input("Examples per worker n", "3125")),
+                      batch_size=parse_whole("batch_size", st.text_input("Batch size B", "256")),
+                      steps=parse_whole("steps", st.text_input("Iterations T", "58594")),
                       delta=parse_number("delta", st.text_input("δ", "1e-5")))
 
 

@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from planner.display import epsilon_text, parse_number
+from planner.display import epsilon_text, parse_number, parse_whole
 from planner.export import render
 from planner.mapa import plan_mapa
 
@@ -26,18 +26,11 @@ FIELDS = (
 def inputs() -> dict:
     values = {}
     for name, label, default, whole in FIELDS:
-        values[name] = parse_number(name, st.text_input(label, default))
-        if whole:
-            if not values[name].is_integer():
-                raise ValueError(f"{name} must be a whole number; got {values[name]:g}")
-            values[name] = int(values[name])
+        values[name] = (parse_whole if whole else parse_number)(name, st.text_input(label, default))
     values["noise_model"] = st.radio("Noise model", ["corrected", "paper"], horizontal=True,
                                      help="E‖η‖² = N(N+1)λ² for the noise of Eq. (6) (corrected) or 2λ² (paper)")
     if values["noise_model"] == "corrected":
-        dimension = parse_number("model_dim", st.text_input("Model dimension N", "10"))
-        if not dimension.is_integer():
-            raise ValueError(f"model_dim must be a whole number; got {dimension:g}")
-        values["model_dim"] = int(dimension)
+        values["model_dim"] = parse_whole("model_dim", st.text_input("Model dimension N", "10"))
     return values
 
 

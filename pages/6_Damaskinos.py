@@ -8,18 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from bounds import byzantine, dpscd, kardam
-from planner.display import parse_number
+from planner.display import parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: Damaskinos", layout="wide")
 
 BATCH_GRID = (100, 200, 500, 1000, 2000, 5000, 10_000)
 
 
-def whole(name: str, text: str) -> int:
-    value = parse_number(name, text)
-    if not value.is_integer():
-        raise ValueError(f"{name} must be a whole number; got {text!r}")
-    return int(value)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -45,7 +40,7 @@ def dpscd_tab() -> None:
     with left:
         epsilon = parse_number("epsilon", st.text_input("ε", "0.1"))
         delta = parse_number("delta", st.text_input("δ", "1e-3"))
-        examples = whole("examples", st.text_input("Examples N", "347786"))
+        examples = parse_whole("examples", st.text_input("Examples N", "347786"))
         epochs = parse_number("epochs", st.text_input("Epochs E", "50"))
     frame = sigma_by_batch(epsilon, delta, examples, epochs)
     with right:
@@ -72,7 +67,7 @@ def dampening_tab() -> None:
 
 
 def byzantine_tab() -> None:
-    workers = whole("workers", st.text_input("Workers n", "19"))
+    workers = parse_whole("workers", st.text_input("Workers n", "19"))
     rows = []
     for rule in byzantine.RULES:
         try:

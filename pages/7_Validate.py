@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from bounds.validation import check_real
-from planner.display import epsilon_text, parse_number
+from planner.display import epsilon_text, parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: validate by simulation", layout="wide")
 
@@ -22,18 +22,13 @@ MAX_SEEDS = 5
 MAX_EXAMPLES = 200_000
 
 
-def whole(name: str, text: str, low: int, high: int) -> int:
-    value = parse_number(name, text)
-    if not value.is_integer() or not low <= value <= high:
-        raise ValueError(f"{name} must be a whole number in [{low}, {high}]; got {text!r}")
-    return int(value)
 
 
 def data_inputs():
     from planner.simulate.data import SKLEARN_SETS
 
     source = st.selectbox("Data", ["synthetic", *SKLEARN_SETS])
-    examples = whole("examples", st.text_input("Examples (synthetic)", "62500"), 100, MAX_EXAMPLES)
+    examples = parse_whole("examples", st.text_input("Examples (synthetic)", "62500"), low=100, high=MAX_EXAMPLES)
     return source, examples
 
 
@@ -121,8 +116,8 @@ def main() -> None:
         with left:
             algorithm = st.radio("Algorithm", ALGORITHMS)
             source, examples = data_inputs()
-            clients = whole("clients", st.text_input("Clients", "5"), 1, 1000)
-            seeds = whole("seeds", st.text_input("Seeds", "2"), 1, MAX_SEEDS)
+            clients = parse_whole("clients", st.text_input("Clients", "5"), low=1, high=1000)
+            seeds = parse_whole("seeds", st.text_input("Seeds", "2"), low=1, high=MAX_SEEDS)
             epsilon = check_real("epsilon", parse_number("epsilon", st.text_input("ε", "1")), low=0.0, low_open=True)
             delta = check_real("delta", parse_number("delta", st.text_input("δ", "1e-6")), low=0.0, high=1.0,
                                low_open=True, high_open=True)
