@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from bounds import accounting
-from planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_vandijk
+from planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
 from planner.schedule_io import load_schedule
 
 
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_mapa.add_parser(commands)
     cli_adp2sgd.add_parser(commands)
     cli_simulate.add_parser(commands)
+    cli_sweep.add_parser(commands)
     return parser
 
 

@@ -19,6 +19,7 @@ import sys
 import time
 
 from bounds.validation import check_int
+from planner import cli_sim_damaskinos, cli_sim_xu_li
 
 DATA_SOURCES = "a LIBSVM file, synthetic, synthetic-softmax, synthetic-linear, or a scikit-learn set " \
                "(breast_cancer, iris, wine, digits, diabetes)"
@@ -139,6 +140,8 @@ def add_parser(commands) -> None:
     preset.add_argument("--optimum", action="store_true", help="compute w* too (~5 s more)")
     preset.add_argument("--accountant", choices=("rdp", "pld"), default="rdp")
     preset.add_argument("--json", action="store_true", help="print one JSON object (no progress bar)")
+    cli_sim_damaskinos.add_subcommands(which)
+    cli_sim_xu_li.add_subcommands(which)
     simulate.set_defaults(handler=run_simulate)
 
     validate = commands.add_parser("validate", help="run a plan on R seeds and check its claims")
