@@ -88,13 +88,7 @@ def _headline(result, args) -> dict:
 
 
 def _report(report, args) -> dict:
-    output = report.to_dict()
-    lines = [f"{'PASS' if claim.passed else 'FAIL'}  {claim.name}: {claim.detail} ({claim.source})"
-             for claim in report.claims]
-    output["statement"] = "\n".join(lines + list(report.notes))
-    if not args.json:
-        output = {"passed": output["passed"], "seeds": output["seeds"], "statement": output["statement"]}
-    return output
+    return report.summary(full=args.json)
 
 
 def _dpscd_settings(args) -> tuple:

@@ -101,12 +101,7 @@ def _simulation_output(result, args) -> dict:
 
 
 def _validation_output(report, args) -> dict:
-    output = report.to_dict()
-    lines = [f"{'PASS' if claim.passed else 'FAIL'}  {claim.name}: {claim.detail} ({claim.source})"
-             for claim in report.claims]
-    output["statement"] = "\n".join(lines + list(report.notes))
-    return output if args.json else {"passed": output["passed"], "seeds": output["seeds"],
-                                     "statement": output["statement"]}
+    return report.summary(full=args.json)
 
 
 def run_adp2sgd_command(args: argparse.Namespace) -> dict:

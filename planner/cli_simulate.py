@@ -326,10 +326,4 @@ def run_validate(args: argparse.Namespace) -> dict:
                                               sample_rate=args.sample_rate, rounds=args.rounds,
                                               clients_per_round=args.clients_per_round, max_rounds=args.max_rounds,
                                               seeds=args.seeds)
-    output = report.to_dict()
-    lines = [f"{'PASS' if claim.passed else 'FAIL'}  {claim.name}: {claim.detail} ({claim.source})"
-             for claim in report.claims]
-    output["statement"] = "\n".join(lines + list(report.notes))
-    if not args.json:
-        output = {"passed": output["passed"], "seeds": output["seeds"], "statement": output["statement"]}
-    return output
+    return report.summary(full=args.json)

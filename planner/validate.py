@@ -76,6 +76,18 @@ class ValidationReport:
     def passed(self) -> bool:
         return all(claim.passed for claim in self.claims)
 
+    def statement(self) -> str:
+        """One line per claim (PASS/FAIL, the numbers, the source), then the notes."""
+        lines = [f"{'PASS' if claim.passed else 'FAIL'}  {claim.name}: {claim.detail} ({claim.source})"
+                 for claim in self.claims]
+        return "\n".join(lines + list(self.notes))
+
+    def summary(self, *, full: bool) -> dict:
+        """The CLI answer: everything (``full``, for ``--json``) or passed, seeds and the statement."""
+        if not full:
+            return {"passed": self.passed, "seeds": list(self.seeds), "statement": self.statement()}
+        return {**self.to_dict(), "statement": self.statement()}
+
     def to_dict(self) -> dict:
         return {"algorithm": self.algorithm, "seeds": list(self.seeds), "passed": self.passed,
                 "claims": [claim.to_dict() for claim in self.claims], "table": list(self.table),

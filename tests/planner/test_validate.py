@@ -72,3 +72,15 @@ def test_progress_callback_sees_every_seed():
                                  mechanism="gaussian", epsilon=20, rounds=5, clients_per_round=5, seeds=(0, 1, 2),
                                  on_run=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 3), (2, 3), (3, 3)] and len(report.runs) == 3
+
+
+def test_report_summary_and_statement():
+    from planner.validate import Claim, ValidationReport
+
+    claims = (Claim("a <= b", 1.0, 2.0, "<=", True, "1 <= 2", "src A"),
+              Claim("c <= d", 3.0, 2.0, "<=", False, "3 <= 2", "src B"))
+    report = ValidationReport(algorithm="x", seeds=(0, 1), claims=claims, table=(), runs=(), notes=("a note",))
+    assert report.statement() == "PASS  a <= b: 1 <= 2 (src A)\nFAIL  c <= d: 3 <= 2 (src B)\na note"
+    assert report.summary(full=False) == {"passed": False, "seeds": [0, 1], "statement": report.statement()}
+    full = report.summary(full=True)
+    assert full["statement"] == report.statement() and full["claims"][1]["passed"] is False
