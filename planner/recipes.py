@@ -196,8 +196,10 @@ def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
 
     The paper's privacy is per upload; the per-upload ε is the largest whose classical per-edge total over
     ⌈T/edges⌉ round-robin uploads is ≤ ε (the claim), and the optimal composition of the same uploads is the
-    tight ε. Paper settings otherwise (σ = 30, L = 10, θ = 0.5, τ = 5, Theorem 3 failure probability 1e-3),
-    F₀ = 100 (the paper gives none), corrected noise model with the data's dimension.
+    tight ε. Both assume round-robin uploads: with edges of unequal speed the busiest edge uploads more than
+    ⌈T/edges⌉ times (the simulation shows it) and its ε is larger. Paper settings otherwise (σ = 30, L = 10,
+    θ = 0.5, τ = 5, Theorem 3 failure probability 1e-3), F₀ = 100 (the paper gives none), corrected noise
+    model with the data's dimension.
     """
     from bounds.composition import optimal_composition_epsilon
     from planner.mapa import plan_mapa
@@ -214,7 +216,8 @@ def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
         "claimed_epsilon": privacy.best_epsilon, "claimed_delta": privacy.best_delta,
         "tight_epsilon": optimal_composition_epsilon(epsilon=per_upload, count=max(privacy.uploads_per_edge),
                                                      delta=request.target_delta),
-        "tight_accountant": "optimal composition of the per-edge uploads (Kairouz et al.)",
+        "tight_accountant": (f"optimal composition (Kairouz et al.) of {uploads} uploads per edge: assumes round-robin "
+                             "uploads (edges of equal speed); a faster edge uploads more and spends more"),
     }
     return RecipeResult(recipe="mapa", source=plan.result.source, headline=headline,
                         hypotheses=tuple(plan.result.hypotheses), schedule=plan.schedule(),
