@@ -20,7 +20,7 @@ from planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
 
 st.set_page_config(page_title="fedplan: planner", layout="wide")
 
-DATA_SOURCES = ("Synthetic logistic data", "Upload a LIBSVM or CSV file")
+DATA_SOURCES = ("Synthetic logistic data", "A scikit-learn bundled data set", "Upload a LIBSVM or CSV file")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -28,6 +28,14 @@ def synthetic_data(examples: int, features: int, seed: int):
     from planner.datasets import synthetic_logistic
 
     return synthetic_logistic(examples, features, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def bundled_data(name: str):
+    from planner.simulate.data import load_dataset
+
+    dataset = load_dataset(name, test_fraction=0.0)
+    return dataset.X_train, dataset.y_train
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -52,6 +60,12 @@ def data_inputs() -> tuple[str, object, object]:
                              f"got {examples} and {features}")
         X, y = synthetic_data(examples, features, 0)
         return f"synthetic ({examples} × {features})", X, y
+    if source == DATA_SOURCES[1]:
+        from planner.simulate.data import SKLEARN_SETS
+
+        name = st.selectbox("Data set (standardised features)", list(SKLEARN_SETS))
+        X, y = bundled_data(name)
+        return name, X, y
     upload = st.file_uploader("LIBSVM or CSV file", type=[suffix.lstrip(".") for suffix in UPLOAD_SUFFIXES])
     if upload is None:
         raise ValueError("upload a data set, or choose synthetic data")

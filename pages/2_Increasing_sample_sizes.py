@@ -5,15 +5,19 @@ from __future__ import annotations
 import math
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from bounds import vandijk
 from bounds.accounting import round_up
 from planner.display import epsilon_text, parse_number
 from planner.export import render
 from planner.vandijk import SAMPLING_NOTE, plan_vandijk
 
 st.set_page_config(page_title="fedplan: increasing sample sizes", layout="wide")
+
+TRANSITION_LABELS = {"p_minus": "p⁻ (K = K⁻)", "p_plus": "p⁺ (K = K⁺)"}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -78,8 +82,49 @@ def results(plan) -> None:
     right.download_button("Schedule JSON (with metadata)", render(schedule, "json"), file_name="vandijk_schedule.json")
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def noise_against_p(setting: tuple, delta: float) -> tuple[pd.DataFrame, dict]:
+    """√T·σ_min of Theorem 4 on a grid of p in [0.01, 2], and p⁻/p⁺ where K crosses K⁻ and K⁺."""
+    values = dict(setting)
+    transitions = vandijk.transition_exponents(p_max=2.0, **values)
+    exponents = np.union1d(np.linspace(0.01, 2.0, 240), [p * (1 + 1e-9) for p in transitions["p_plus"]])
+    curve = vandijk.aggregated_noise_curve(exponents=exponents, delta=delta, **values)
+    frame = pd.DataFrame([{"p": point.p, "case": point.theorem.case, "√T·σ": point.aggregated_noise}
+                          for point in curve])
+    return frame, transitions
+
+
+def noise_chart(frame: pd.DataFrame, transitions: dict) -> alt.Chart:
+    line = alt.Chart(frame.dropna()).mark_point(size=12, filled=True).encode(x="p", y="√T·σ", color="case")
+    marks = pd.DataFrame([{"p": p, "transition": name} for name in ("p_minus", "p_plus") for p in transitions[name]])
+    layers = line
+    if not marks.empty:
+        layers += alt.Chart(marks).mark_rule(strokeDash=[4, 4]).encode(x="p", color=alt.value("gray"),
+                                                                        tooltip=["transition", "p"])
+    return layers.properties(height=280, title="Theorem 4: aggregated noise √T·σ against the growth exponent p "
+                                               "(no bound between K⁻ and K⁺; ×1.21 jump at p⁺)")
+
+
+def transitions_section(plan) -> None:
+    sel = plan.selection
+    st.subheader("√T·σ against p, with the K⁻/K⁺ transitions")
+    st.latex(r"K^- = B\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c,\quad "
+             r"K^+ = A\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c"
+             r"\quad\text{(Theorem 4, vandijk L193; (27)/(28) L1271-1287)}")
+    k = parse_number("grad_computations", st.text_input("Gradient computations K for this curve", "100000"))
+    setting = (("initial_size", sel.initial_size), ("offset", sel.m), ("client_size", sel.client_size),
+               ("epsilon", sel.epsilon), ("sigma", sel.sigma), ("grad_computations", k), ("gamma", sel.gamma))
+    frame, transitions = noise_against_p(setting, sel.delta)
+    found = ", ".join(f"{TRANSITION_LABELS[name]} = {p:.4f}"
+                      for name in TRANSITION_LABELS for p in transitions[name]) or "none in (0, 2]"
+    st.write(f"Transitions: {found} (m = {sel.m:.4g}, γ = {sel.gamma:.4g}, σ = {sel.sigma:g}).")
+    st.altair_chart(noise_chart(frame, transitions), width="stretch")
+
+
 def main() -> None:
     st.title("Increasing sample sizes (van Dijk et al.)")
+    st.latex(r"s_{i,c} = \lceil N_c\, q\, (i+m)^p \rceil,\qquad q_i = s_{i,c}/N_c"
+             r"\quad\text{(Lemma 1, vandijk L177-201)}")
     left, right = st.columns([1, 2])
     try:
         with left:
@@ -88,6 +133,7 @@ def main() -> None:
             plan = cached_plan(inputs, with_pld)
         with right:
             results(plan)
+            transitions_section(plan)
     except ValueError as error:
         st.error(str(error))
 

@@ -76,6 +76,15 @@ def test_planner_bad_input_is_shown_with_st_error(planner, box, value, message):
     assert [e.value for e in planner.error] == [message]
 
 
+def test_planner_on_a_bundled_data_set_reports_a_too_small_client(planner):
+    planner.radio[0].set_value("A scikit-learn bundled data set").run()  # breast_cancer: 569 examples
+    assert not planner.exception
+    assert len(planner.error) == 1 and planner.error[0].value.startswith("no sigma in [1.2, 200] reaches delta")
+    planner.selectbox[1].set_value("dpscd").run()
+    assert not planner.exception and not planner.error
+    assert metric(planner, "Rounds") == str(int(2.5 * 569 / 16))  # ⌊epochs·N/L⌋ = 88
+
+
 def test_planner_asks_for_an_upload(planner):
     planner.radio[0].set_value("Upload a LIBSVM or CSV file").run()
     assert not planner.exception
@@ -132,6 +141,21 @@ def test_corrected_plan_of_the_main_text_example(page):
     assert not page.exception and not page.error
     assert metric(page, "Rounds") == "185 / 185" and metric(page, "Constant-size rounds") == "1563"
     assert float(metric(page, "Tight ε (RDP)")) == pytest.approx(0.1253, abs=1e-4)
+
+
+def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):
+    import re
+
+    from bounds import vandijk
+
+    text = next(m.value for m in page.markdown if m.value.startswith("Transitions:"))
+    shown = [float(value) for value in re.findall(r"K⁺?⁻?\) = ([0-9.]+)", text)]
+    # the plan's m = 12.321 and γ = 0.0666 (rounded here, hence the tolerance)
+    expected = vandijk.transition_exponents(initial_size=16, offset=12.321, client_size=10_000, epsilon=1, sigma=8,
+                                            grad_computations=100_000, gamma=0.0666, p_max=2.0)
+    assert shown == pytest.approx([expected["p_minus"][0], expected["p_plus"][0]], abs=2e-4)
+    page.text_input[7].set_value("25000").run()  # K = 25 000: K stays below K⁻ for every p in (0, 2]
+    assert any(m.value.startswith("Transitions: none in (0, 2]") for m in page.markdown)
 
 
 def test_paper_variant_shows_its_failed_hypothesis(page):
