@@ -17,6 +17,8 @@ import math
 
 #: Iterations whose loss/accuracy are evaluated (a full pass over the data each), as in ``fedplan simulate``.
 EVALUATIONS_PER_RUN = 50
+#: ``simulate adp2sgd`` step on the mean gradient when --learning-rate is not given (outside --validate).
+DEFAULT_LEARNING_RATE = 0.5
 SUMMARY_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "epsilon", "delta", "wall_time_s",
                 "virtual_time", "diverged", "divergence", "statement")
 
@@ -94,9 +96,10 @@ def _progress(args, total: int, label: str):
 
 def _simulation_output(result, args) -> dict:
     output = result.to_dict()
+    mean_delay = result.delays["mean_delay"]  # None when the run diverged before its first iteration was recorded
     output["statement"] = (f"{result.algorithm}: {result.rounds} iterations in {result.wall_time_s:.2f} s "
                            f"(virtual time {result.virtual_time:.6g}, staleness max {result.delays['max_delay']}, "
-                           f"mean {result.delays['mean_delay']:.4g}). " + output["statement"])
+                           f"mean {'n/a' if mean_delay is None else f'{mean_delay:.4g}'}). " + output["statement"])
     return output if args.json else {key: output[key] for key in SUMMARY_KEYS}
 
 
@@ -124,7 +127,8 @@ def run_adp2sgd_command(args: argparse.Namespace) -> dict:
         return _validation_output(report, args)
     problem = adp2sgd.unit_norm_problem(dataset=_dataset(args, args.seed), clients=args.workers, seed=args.seed)
     graph = make_graph(topology=args.topology, workers=args.workers, degree=args.degree, seed=args.seed)
-    result = adp2sgd.run_adp2sgd(problem=problem, graph=graph, learning_rate=args.learning_rate or 0.5,
+    learning_rate = DEFAULT_LEARNING_RATE if args.learning_rate is None else args.learning_rate
+    result = adp2sgd.run_adp2sgd(problem=problem, graph=graph, learning_rate=learning_rate,
                                  seed=args.seed, eval_every=max(1, math.ceil(args.steps / EVALUATIONS_PER_RUN)),
                                  progress=_progress(args, args.steps, "adp2sgd"), **options)
     return _simulation_output(result, args)

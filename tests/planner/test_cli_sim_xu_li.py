@@ -60,3 +60,16 @@ def test_bad_input_is_one_line_on_stderr(capsys):
     assert code == 2 and out == "" and err.count("\n") == 1 and "workers" in err
     code, _, err = run(capsys, "simulate", "mapa", *SMALL, "--edges", "3", "--epsilon", "1", "2")
     assert code == 2 and "epsilon" in err and err.count("\n") == 1
+
+
+def test_zero_learning_rate_is_refused_not_replaced(capsys):
+    code, out, err = run(capsys, "simulate", "adp2sgd", *SMALL, "--steps", "20", "--learning-rate", "0")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "learning_rate" in err and "got 0" in err
+
+
+def test_divergence_at_the_first_iteration_is_a_flag(capsys):
+    code, out, err = run(capsys, "simulate", "adp2sgd", *SMALL, "--steps", "20", "--learning-rate", "1e200", "--json")
+    assert code == 0 and err == ""
+    output = json.loads(out)
+    assert output["diverged"] and output["rounds"] == 0 and "iteration 0" in output["divergence"]
+    assert "NaN" not in out and "Infinity" not in out
