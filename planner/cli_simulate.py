@@ -214,7 +214,7 @@ def _schedule_rows(args: argparse.Namespace):
 
 def _common(args, rounds: int) -> dict:
     progress = None if args.json else ProgressBar(rounds, f"{args.simulate_command}")
-    eval_every = args.eval_every or max(1, math.ceil(rounds / EVALUATIONS))
+    eval_every = max(1, math.ceil(rounds / EVALUATIONS)) if args.eval_every is None else args.eval_every
     return {"seed": args.seed, "eval_every": eval_every, "delta": args.delta, "accountant": args.accountant,
             "progress": progress, **_timing(args)}
 

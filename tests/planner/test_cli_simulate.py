@@ -53,6 +53,7 @@ def test_simulate_fedsgd_dpc_from_a_schedule_file(capsys, tmp_path):
     (("simulate", "fedbuff", "--dataset", "nope"), "dataset must be one of synthetic"),
     (("simulate", "fedsgd-dpc", "--clients-per-round", "2", "--rounds", "3", "--epsilon", "1"),
      "clipping_norm must be a real number"),
+    (("simulate", "fedbuff", "--rounds", "5", "--eval-every", "0"), "eval_every must be an integer in [1, inf); got 0"),
 ])
 def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
