@@ -43,6 +43,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -331,6 +332,19 @@ def parse_sweep(*, config: Mapping) -> Sweep:
                  seeds=_seeds(config.get("seeds", [0])), mode=mode, config=dict(config))
 
 
+#: YAML 1.2 floats that YAML 1.1 (PyYAML) reads as strings: an exponent without a dot, e.g. 1e-5, 2E3.
+EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+
+
+def _exponent_float_loader(yaml):
+    """PyYAML's SafeLoader that also reads ``1e-5`` as a number, as ``--delta 1e-5`` means on the command line."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_FLOAT, list("-+0123456789"))
+    return Loader
+
+
 def load_sweep(*, path: str | os.PathLike) -> Sweep:
     """Read and validate a YAML (or JSON) sweep config file."""
     import yaml
@@ -340,7 +354,7 @@ def load_sweep(*, path: str | os.PathLike) -> Sweep:
     except OSError as error:
         raise ValueError(f"cannot read sweep config {str(path)!r}: {error.strerror}") from None
     try:
-        config = yaml.safe_load(text)
+        config = yaml.load(text, Loader=_exponent_float_loader(yaml))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
         raise ValueError(f"sweep config {str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
     return parse_sweep(config=config)

@@ -253,3 +253,13 @@ def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, 
     for key in ("rounds", "final_loss", "epsilon", "diverged"):
         assert row[key] == direct[key], key
     assert result.rows[0]["final_loss"] != row["final_loss"]
+
+
+def test_load_sweep_reads_exponent_floats_without_a_dot(tmp_path):
+    # PyYAML (YAML 1.1) reads 1e-5 as a string; a sweep config means the number (as the CLI's --delta 1e-5 does).
+    path = tmp_path / "s.yaml"
+    path.write_text("algorithm: fedbuff\noptions: {rounds: 3, delta: 1e-5}\n"
+                    "random:\n  samples: 2\n  parameters:\n    server_lr: {log_uniform: [1e-2, 1E+0]}\nseeds: 1\n")
+    sweep = load_sweep(path=path)
+    assert sweep.options["delta"] == 1e-5
+    assert all(0.01 <= cell["server_lr"] <= 1.0 for cell in sweep.cells)
