@@ -33,6 +33,8 @@ from bounds.validation import check_choice, check_int, check_real
 DAMPENING_KINDS = ("inverse", "exponential", "stretched", "constant")
 #: Tolerance on Σ p(τ) = 1 for a staleness distribution.
 PMF_TOLERANCE = 1e-9
+#: Largest τ_max of a staleness distribution (its p(τ) is one float per τ).
+MAX_STALENESS = 10**7
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,7 +158,12 @@ def gaussian_staleness_pmf(*, mean: float, std: float, tau_min: int = 0, tau_max
     mean = check_real("mean", mean, low=0.0)
     std = check_real("std", std, low=0.0, low_open=True)
     tau_min = check_int("tau_min", tau_min, low=0)
-    tau_max = math.ceil(mean + 3 * std) if tau_max is None else check_int("tau_max", tau_max, low=tau_min)
+    if tau_max is None:
+        if mean + 3 * std > MAX_STALENESS:
+            raise ValueError(f"mean + 3 std (the default tau_max) must be <= {MAX_STALENESS:g}; got mean={mean:g}, "
+                             f"std={std:g}")
+        tau_max = math.ceil(mean + 3 * std)
+    tau_max = check_int("tau_max", tau_max, low=tau_min, high=MAX_STALENESS)
     edges = (np.arange(tau_min, tau_max) + 0.5 - mean) / std
     cdf = np.concatenate(([0.0], special.ndtr(edges), [1.0]))
     pmf = np.zeros(tau_max + 1)

@@ -227,3 +227,11 @@ def test_frequency_reject_probability_by_simulation():
         else:
             rejected += 1
     assert rejected / arrivals.size == pytest.approx(0.6, abs=0.015)
+
+
+@pytest.mark.parametrize("mean, std", [(1e15, 1.0), (6.0, 1e9), (1e300, 1.0)])
+def test_gaussian_staleness_pmf_refuses_a_support_too_large_to_allocate(mean, std):
+    with pytest.raises(ValueError, match=r"mean \+ 3 std"):
+        kardam.gaussian_staleness_pmf(mean=mean, std=std)
+    with pytest.raises(ValueError, match="tau_max must be an integer"):
+        kardam.gaussian_staleness_pmf(mean=6, std=2, tau_max=10**12)
