@@ -67,6 +67,9 @@ WOR_MAX_ORDER = 256
 WOR_ORDERS: tuple[float, ...] = tuple(float(order) for order in range(2, WOR_MAX_ORDER + 1))
 TIGHT_DIGITS = 6
 SAMPLINGS = ("paper", "per_worker")
+#: Largest K and n_k: γ = B/(K n₍₁₎) ≥ 10⁻²¹ keeps 5Tγ²/z² (and γ³ at the band's top) far from underflow.
+MAX_WORKERS = 10**9
+MAX_EXAMPLES_PER_WORKER = 10**12
 
 
 def _check_variant(variant: str) -> str:
@@ -94,12 +97,13 @@ class Setting:
     worker_steps: int | None = None
 
     def __post_init__(self) -> None:
-        k = check_int("workers", self.workers, low=1)
+        k = check_int("workers", self.workers, low=1, high=MAX_WORKERS)
         sizes = self.examples_per_worker
+        top = MAX_EXAMPLES_PER_WORKER
         if np.ndim(sizes) == 0:
-            sizes = (check_int("examples_per_worker", sizes, low=1),)
+            sizes = (check_int("examples_per_worker", sizes, low=1, high=top),)
         else:
-            sizes = tuple(check_int(f"examples_per_worker[{i}]", n, low=1) for i, n in enumerate(sizes))
+            sizes = tuple(check_int(f"examples_per_worker[{i}]", n, low=1, high=top) for i, n in enumerate(sizes))
             if len(sizes) != k:
                 raise ValueError(f"examples_per_worker must be a number or one value per worker ({k}); "
                                  f"got {len(sizes)} values")
