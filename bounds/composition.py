@@ -20,6 +20,9 @@ import numpy as np
 
 from bounds.validation import check_int, check_real
 
+#: Largest per-mechanism ε of advanced composition: e^ε overflows a float above ~709.78.
+MAX_ADVANCED_EPSILON = 700.0
+
 
 def laplace_epsilon(*, scale: float, sensitivity: float) -> float:
     """ε of the Laplace mechanism with noise scale ``b`` and L1 sensitivity ``Δ``: ``ε = Δ / b``."""
@@ -53,7 +56,7 @@ def advanced_composition(*, epsilon: float, delta: float, count: int, delta_slac
     ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)``. For small k this can exceed the basic ``kε``;
     :func:`best_composition` returns the smaller of the two.
     """
-    epsilon = check_real("epsilon", epsilon, low=0.0)
+    epsilon = check_real("epsilon", epsilon, low=0.0, high=MAX_ADVANCED_EPSILON)
     delta = check_real("delta", delta, low=0.0, high=1.0)
     count = check_int("count", count, low=1)
     delta_slack = check_real("delta_slack", delta_slack, low=0.0, high=1.0, low_open=True, high_open=True)

@@ -105,3 +105,9 @@ def test_optimal_composition_of_few_mechanisms_can_be_zero_or_basic():
 def test_optimal_composition_rejects_bad_input():
     with pytest.raises(ValueError, match="delta must be a real number in"):
         optimal_composition_epsilon(epsilon=0.1, count=10, delta=0.0)
+
+
+@pytest.mark.parametrize("epsilon", [710.0, 800.0, 1e300])
+def test_advanced_composition_refuses_an_epsilon_whose_exponential_overflows(epsilon):
+    with pytest.raises(ValueError, match="epsilon must be a real number in"):
+        advanced_composition(epsilon=epsilon, delta=0.0, count=3, delta_slack=1e-5)
