@@ -50,10 +50,24 @@ P_REFERENCES = ("current", "initial")
 MECHANISM = ("Laplace-type (L2) mechanism: noise with density proportional to exp(-epsilon ||eta|| / Delta S) on R^N "
              "added by the edge to its mini-batch gradient (li Eq. (6), L166); each upload is pure epsilon_k-DP "
              "(Theorem 1, Remark 4)")
-NEIGHBORING_RELATION = "replace_one (mini-batches differing in one sample, li L145, L191)"
+NEIGHBORING_RELATION = ("replace_one between mini-batches (mini-batches differing in one sample, li L145, L191), "
+                        "not between data sets: batches are drawn with replacement, so a record drawn j times "
+                        "into a batch makes that upload j*epsilon_k-DP, up to b*epsilon_k (group privacy)")
 SAMPLING = ("mini-batch of b samples drawn with replacement from the edge's local data (li L91, L102); "
             "no subsampling amplification")
 UPLOAD_PATTERN = "round robin: edge k makes floor((T - k)/K) + 1 of the T uploads (cyclic delays, li L401)"
+
+
+def per_record_upload_epsilon(*, epsilon: float, batch_size: int) -> float:
+    """Worst-case ε of one upload per record of the edge's data: b·ε_k (group privacy, erratum LI-16).
+
+    Each upload is ε_k-DP for mini-batches differing in one sample (li L145); drawn with replacement
+    (li L91, L102), one record can fill all b slots of a batch, and b slots changed cost at most b·ε_k.
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0)
+    return check_int("batch_size", batch_size, low=1) * epsilon
+
+
 #: Stages beyond this many are refused (MAPA with p_reference="initial" settles on a constant stage length).
 MAX_STAGES = 100_000
 #: A stage sensitivity below this is refused (ΔS⁴ in T_s would underflow; no clip is that small in practice).

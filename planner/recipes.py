@@ -216,8 +216,9 @@ def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
         "claimed_epsilon": privacy.best_epsilon, "claimed_delta": privacy.best_delta,
         "tight_epsilon": optimal_composition_epsilon(epsilon=per_upload, count=max(privacy.uploads_per_edge),
                                                      delta=request.target_delta),
-        "tight_accountant": (f"optimal composition (Kairouz et al.) of {uploads} uploads per edge: assumes round-robin "
-                             "uploads (edges of equal speed); a faster edge uploads more and spends more"),
+        "tight_accountant": (f"optimal composition (Kairouz et al.) of {uploads} uploads per edge, for neighbouring "
+                             "mini-batches (the paper's relation; per record up to b times more, since batches are "
+                             "drawn with replacement); assumes round-robin uploads (edges of equal speed)"),
     }
     return RecipeResult(recipe="mapa", source=plan.result.source, headline=headline,
                         hypotheses=tuple(plan.result.hypotheses), schedule=plan.schedule(),

@@ -219,3 +219,10 @@ def test_more_budget_means_a_larger_first_step(eps, factor, **kw):
 
     low, high = first(eps), first(eps * factor)
     assert high.p_raw < low.p_raw and high.learning_rate >= low.learning_rate
+
+
+def test_per_record_upload_epsilon_is_group_privacy_over_the_batch():
+    # A record drawn into all b slots of a with-replacement batch changes b slots: b·ε_k (erratum LI-16).
+    assert mapa.per_record_upload_epsilon(epsilon=0.1, batch_size=12) == pytest.approx(1.2, rel=1e-15)
+    with pytest.raises(ValueError, match="batch_size must be an integer in"):
+        mapa.per_record_upload_epsilon(epsilon=0.1, batch_size=0)

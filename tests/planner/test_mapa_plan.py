@@ -86,3 +86,11 @@ def test_per_edge_budgets_in_the_schedule():
     assert plan.result.privacy.per_edge_epsilon == pytest.approx(20 * 0.3)
     assert mapa.composition_totals(epsilon=[0.1, 0.2, 0.1, 0.1, 0.3], iterations=100,
                                    num_edges=5) == plan.result.privacy
+
+
+def test_statement_warns_that_per_record_epsilon_can_be_b_times_larger():
+    plan = plan_mapa(epsilon=0.1, delta=1e-3, sigma=30, batch_size=12, smoothness=10, max_staleness=5, theta=0.5,
+                     iterations=1000, initial_gap=100, num_edges=5, noise_model="paper")
+    statement = plan.statement()
+    assert "at worst b*epsilon_k = 1.2 per upload" in statement and "up to b times larger per record" in statement
+    assert "not between data sets" in plan.schedule().metadata["neighboring_relation"]
