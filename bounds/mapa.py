@@ -101,6 +101,18 @@ def _positive(name: str, value) -> float:
     return check_real(name, value, low=0.0, low_open=True)
 
 
+def _finite(name: str, compute, inputs: str) -> float:
+    """``compute()`` when it is a finite float, else a ValueError naming the quantity and the inputs behind it."""
+    try:
+        value = float(compute())
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"{name} is not a finite number for {inputs}: the inputs are outside the range these "
+                         "formulas can evaluate")
+    return value
+
+
 def _staleness(max_staleness) -> int:
     return check_int("max_staleness", max_staleness, low=0)
 
@@ -128,12 +140,12 @@ def noise_second_moment(*, scale: float, noise_model: str = "corrected", model_d
     scale = check_real("scale", scale, low=0.0)
     noise_model = check_choice("noise_model", noise_model, NOISE_MODELS)
     if noise_model == "paper":
-        return 2.0 * scale**2
+        return _finite("E||eta||^2", lambda: 2.0 * scale**2, f"scale = {scale:g}")
     if model_dim is None:
         raise ValueError("noise_model='corrected' needs model_dim N (E||eta||^2 = N(N+1) lambda^2); "
                          "give model_dim or noise_model='paper'")
     dim = check_int("model_dim", model_dim, low=1)
-    return dim * (dim + 1.0) * scale**2
+    return _finite("E||eta||^2", lambda: dim * (dim + 1.0) * scale**2, f"scale = {scale:g}, model_dim = {dim}")
 
 
 @dataclass(frozen=True)
@@ -217,7 +229,9 @@ def theorem3_failure_probability(*, sigma: float, batch_size: int, sensitivity: 
     sigma = _positive("sigma", sigma)
     batch_size = check_int("batch_size", batch_size, low=1)
     sensitivity = _positive("sensitivity", sensitivity)
-    ratio = (2.0 * sigma / (batch_size * sensitivity)) ** 2
+    ratio = _finite("the Chebyshev ratio (2 sigma/(b Delta S))^2",
+                    lambda: (2.0 * sigma / (batch_size * sensitivity)) ** 2,
+                    f"sigma = {sigma:g}, batch_size = {batch_size}, sensitivity = {sensitivity:g}")
     check = _admissible(ratio)
     return Theorem3(sensitivity=sensitivity, failure_probability=ratio * (2.0 - ratio) if check.holds else None,
                     chebyshev_ratio=ratio, sigma=sigma, batch_size=batch_size, hypotheses=(check,))
@@ -416,7 +430,9 @@ def mapa_p(*, delta_b: float, max_staleness: int, batch_size: int, sensitivity: 
     batch_size = check_int("batch_size", batch_size, low=1)
     sensitivity = _positive("sensitivity", sensitivity)
     theta = check_real("theta", theta, low=0.0, high=1.0, low_open=True, high_open=True)
-    raw = 8.0 * delta_b / ((_staleness(max_staleness) + 1) * batch_size**2 * sensitivity**2 * theta**2)
+    tau = _staleness(max_staleness)
+    raw = _finite("P", lambda: 8.0 * delta_b / ((tau + 1) * batch_size**2 * sensitivity**2 * theta**2),
+                  f"delta_b = {delta_b:g}, batch_size = {batch_size}, sensitivity = {sensitivity:g}, theta = {theta:g}")
     return raw, max(raw, 1.0)
 
 
@@ -425,8 +441,10 @@ def mapa_stage_length(*, p: float, smoothness: float, max_staleness: int, initia
     """(T₀, T_s): T₀ = 4P²L(τ+1)²F₀/Δ_b (li Eq. (15), L318), T_s = max(1, ⌈T₀⌉) (erratum LI-11)."""
     p = check_real("p", p, low=1.0)
     tau = _staleness(max_staleness)
-    t0 = (4.0 * p**2 * _positive("smoothness", smoothness) * (tau + 1) ** 2 * _positive("initial_gap", initial_gap)
-          / _positive("delta_b", delta_b))
+    smoothness, gap = _positive("smoothness", smoothness), _positive("initial_gap", initial_gap)
+    delta_b = _positive("delta_b", delta_b)
+    t0 = _finite("the stage length T_0", lambda: 4.0 * p**2 * smoothness * (tau + 1) ** 2 * gap / delta_b,
+                 f"p = {p:g}, smoothness = {smoothness:g}, initial_gap = {gap:g}, delta_b = {delta_b:g}")
     return t0, max(1, math.ceil(t0))
 
 

@@ -157,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"fedplan: error: {error}", file=sys.stderr)
         return 2
+    except ArithmeticError as error:  # an overflow no validation foresaw: still one line, never a traceback
+        print(f"fedplan: error: an input is outside the range the formulas can evaluate ({error})", file=sys.stderr)
+        return 2
     try:
         print(json.dumps(output) if args.json else _format_table(output))
         sys.stdout.flush()

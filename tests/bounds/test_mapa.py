@@ -226,3 +226,16 @@ def test_per_record_upload_epsilon_is_group_privacy_over_the_batch():
     assert mapa.per_record_upload_epsilon(epsilon=0.1, batch_size=12) == pytest.approx(1.2, rel=1e-15)
     with pytest.raises(ValueError, match="batch_size must be an integer in"):
         mapa.per_record_upload_epsilon(epsilon=0.1, batch_size=0)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: mapa.noise_second_moment(scale=1e200, noise_model="paper"), "E||eta||^2 is not a finite number"),
+    (lambda: mapa.theorem3_failure_probability(sigma=30, batch_size=12, sensitivity=1e-300),
+     "the Chebyshev ratio"),
+    (lambda: mapa.mapa_p(delta_b=75, max_staleness=5, batch_size=12, sensitivity=1e-300, theta=0.5), "P is not"),
+    (lambda: mapa.mapa_stage_length(p=2, smoothness=10, max_staleness=5, initial_gap=1e308, delta_b=1.0),
+     "the stage length T_0 is not a finite number"),
+])
+def test_overflowing_inputs_are_named_errors_not_crashes(call, message):
+    with pytest.raises(ValueError, match=message.replace("|", r"\|").replace("(", r"\(").replace("^", r"\^")):
+        call()

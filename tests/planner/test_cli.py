@@ -117,3 +117,14 @@ def test_a_closed_pipe_is_not_a_traceback():
     command = f"{sys.executable} -m planner.cli mapa schedule --iterations 25000 --initial-gap 100 | true"
     finished = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=60)
     assert (finished.returncode, finished.stderr) == (0, "")
+
+
+def test_an_unforeseen_overflow_is_one_line_and_exit_2(monkeypatch, capsys):
+    def overflow(args):
+        raise OverflowError("(34, 'Numerical result out of range')")
+
+    monkeypatch.setattr(cli, "_run", overflow)
+    assert cli.main(["epsilon", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "10",
+                     "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "outside the range the formulas can evaluate" in err
