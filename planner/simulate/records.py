@@ -105,18 +105,23 @@ def _dominated(schedule: tuple, other: tuple) -> bool:
             and schedule[last][2] <= other[last][2])
 
 
-def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "") -> dict:
+#: What :func:`gaussian_ledger` accounts: Poisson sampling of each local example.
+POISSON_SAMPLING = "poisson (each local example joins a release with probability q)"
+
+
+def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "",
+                    sampling: str = POISSON_SAMPLING) -> dict:
     """ε of the executed releases: each client's segments composed exactly; the worst client counts.
 
     ``per_client`` holds, for every client, its releases in order as segments ``(sample_rate,
     noise_multiplier, steps)`` (see :func:`merge_releases`). Schedules that are prefixes of another client's
     are skipped (their ε is smaller). A release without noise (σ = 0) makes the run non-private:
-    ``epsilon`` is then ``None``.
+    ``epsilon`` is then ``None``. ``sampling`` says what was executed when it differs from the Poisson
+    model the accountant assumes.
     """
     schedules = [tuple(tuple(segment) for segment in segments) for segments in per_client]
     result = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant,
-              "sampling": "poisson (each local example joins a release with probability q)",
-              "neighboring_relation": "add_or_remove_one",
+              "sampling": sampling, "neighboring_relation": "add_or_remove_one",
               "releases_per_client": [sum(segment[2] for segment in schedule) for schedule in schedules],
               "epsilon": 0.0, "worst_client": None, "note": note}
     if any(segment[1] == 0 for schedule in schedules for segment in schedule):

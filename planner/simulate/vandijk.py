@@ -40,7 +40,14 @@ from planner.export import Schedule
 from planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, DelayLog, Durations, EventQueue, spawn_generators
 from planner.simulate.models import is_finite
 from planner.simulate.problem import Problem
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult, gaussian_ledger, merge_releases
+from planner.simulate.records import (
+    POISSON_SAMPLING,
+    Diverged,
+    RoundRecorder,
+    SimulationResult,
+    gaussian_ledger,
+    merge_releases,
+)
 
 __all__ = ["SAMPLINGS", "WAIT_RULES", "inputs_from_schedule", "run_vandijk"]
 
@@ -427,7 +434,11 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
                                       if sampling == "with_replacement" else "Poisson, as accounted")
             + ". Sequential local SGD: one example can move later gradients of its round; the accountant assumes "
               "sensitivity C per round (I-41).")
-    privacy = gaussian_ledger([merge_releases(r) for r in run.releases], delta=delta, accountant=accountant, note=note)
+    executed_sampling = (POISSON_SAMPLING if sampling == "poisson" else
+                         "executed: s_i draws with replacement (Alg. 1); accounted as Poisson with q = s_i/N_c, "
+                         "an idealisation (I-42)")
+    privacy = gaussian_ledger([merge_releases(r) for r in run.releases], delta=delta, accountant=accountant, note=note,
+                              sampling=executed_sampling)
     executed = Schedule.from_rows(
         [{"sample_size": int(planned[i].max()), "sample_rate": float((planned[i] / np.asarray(client_sizes)).max()),
           "noise_multiplier": float(sigmas[i]), "learning_rate": float(steps[i])}

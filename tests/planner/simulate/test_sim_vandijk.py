@@ -160,3 +160,18 @@ def test_noise_enters_client_and_server_with_the_same_sign(single):
     run.run()
     assert run.round_noise_sq.min() > 0
     np.testing.assert_allclose(run.server_w, run.w[0], rtol=1e-12, atol=1e-12)
+
+
+def test_the_ledger_says_which_sampling_was_executed():
+    from planner.simulate.data import load_dataset
+    from planner.simulate.problem import make_problem
+    from planner.simulate.vandijk import run_vandijk
+
+    problem = make_problem(dataset=load_dataset("synthetic", n_samples=600, n_features=4), clients=2,
+                           with_optimum=False)
+    common = dict(problem=problem, sizes=[4] * 5, step_sizes=[0.1] * 5, noise_multiplier=2.0, clipping_norm=1.0,
+                  delta=1e-5, seed=0)
+    replaced = run_vandijk(**common, sampling="with_replacement").privacy["sampling"]
+    poisson = run_vandijk(**common, sampling="poisson").privacy["sampling"]
+    assert replaced.startswith("executed: s_i draws with replacement") and "I-42" in replaced
+    assert poisson.startswith("poisson")
