@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from planner.display import integral
 from planner.export import FORMATS, format_for_path, write_schedule
-
-
-def _whole(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value  # non-integers are rejected by the bounds
 
 
 def _add_setting(parser: argparse.ArgumentParser) -> None:
@@ -72,9 +69,9 @@ def add_parser(commands) -> None:
 def _setting(args: argparse.Namespace):
     from bounds.adp2sgd import Setting
 
-    return Setting(workers=_whole(args.workers), examples_per_worker=_whole(args.examples_per_worker),
-                   batch_size=_whole(args.batch_size), steps=_whole(args.steps), delta=args.delta,
-                   worker_steps=None if args.worker_steps is None else _whole(args.worker_steps))
+    return Setting(workers=integral(args.workers), examples_per_worker=integral(args.examples_per_worker),
+                   batch_size=integral(args.batch_size), steps=integral(args.steps), delta=args.delta,
+                   worker_steps=None if args.worker_steps is None else integral(args.worker_steps))
 
 
 def _noise_multiplier(args: argparse.Namespace, setting) -> float | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from planner.display import integral
+
 ACCOUNTANTS = ("ma128", "pld", "rdp")
 RULES = ("krum", "multi-krum", "bulyan", "kardam", "kardam-strict", "averaging")
 
@@ -57,18 +59,14 @@ def add_parser(commands) -> None:
     byzantine.set_defaults(handler=run_byzantine)
 
 
-def _whole(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value  # non-integers are rejected by the bounds
-
-
 def run_dpscd(args: argparse.Namespace) -> dict:
     from planner.dpscd import plan_dpscd  # the accountants load only when this command runs
     from planner.export import format_for_path, write_schedule
 
     if args.out is not None:
         format_for_path(args.out)  # reject a bad extension before calibrating
-    plan = plan_dpscd(target_epsilon=args.epsilon, target_delta=args.delta, examples=_whole(args.examples),
-                      batch_size=_whole(args.batch), epochs=args.epochs, accountant=args.accountant,
+    plan = plan_dpscd(target_epsilon=args.epsilon, target_delta=args.delta, examples=integral(args.examples),
+                      batch_size=integral(args.batch), epochs=args.epochs, accountant=args.accountant,
                       clipping_norm=args.clipping_norm, compare=not args.no_compare)
     summary = plan.summary()
     if args.out is not None:
@@ -112,7 +110,7 @@ def run_byzantine(args: argparse.Namespace) -> dict:
     from bounds import byzantine
 
     if args.byzantine_command == "max-f":
-        result = byzantine.max_byzantine(workers=_whole(args.workers), rule=args.rule)
+        result = byzantine.max_byzantine(workers=integral(args.workers), rule=args.rule)
         others = {}
         for rule in byzantine.RULES:
             try:
@@ -120,7 +118,7 @@ def run_byzantine(args: argparse.Namespace) -> dict:
             except ValueError:
                 others[rule] = None
         return {**result.to_dict(), "max_f": result.max_faults, "all_rules": others, "statement": result.statement()}
-    faults = _whole(args.faults)
+    faults = integral(args.faults)
     workers = byzantine.min_workers(faults=faults, rule=args.rule)
     requirement = byzantine.requirement_text(rule=args.rule)
     return {"rule": args.rule, "faults": faults, "min_workers": workers, "requirement": requirement,
