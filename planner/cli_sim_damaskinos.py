@@ -20,7 +20,7 @@ RUN_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist_s
 
 def add_subcommands(which) -> None:
     """Register ``dpscd``, ``kardam`` and ``byzantine`` under ``fedplan simulate``."""
-    from planner.cli_simulate import _add_data_options
+    from planner.cli_simulate import add_data_options
 
     scd = which.add_parser("dpscd", help="DP-SCD (Damaskinos Alg. 1) vs DP-SGD at equal (epsilon, delta)")
     scd.add_argument("--preset", choices=("ridge", "logistic", "svm"), default="ridge",
@@ -37,7 +37,7 @@ def add_subcommands(which) -> None:
     scd.set_defaults(handler=run_dpscd_command)
 
     asynchronous = which.add_parser("kardam", help="asynchronous SGD with Kardam's filters and dampening")
-    _add_data_options(asynchronous, seeds=True)
+    add_data_options(asynchronous, seeds=True)
     _add_attack_options(asynchronous)
     asynchronous.add_argument("--rounds", type=int, default=300, help="model updates (default 300)")
     asynchronous.add_argument("--learning-rate", type=float, default=0.5, help="gamma (default 0.5)")
@@ -53,7 +53,7 @@ def add_subcommands(which) -> None:
     asynchronous.set_defaults(handler=run_kardam_command)
 
     synchronous = which.add_parser("byzantine", help="synchronous SGD with Krum / Multi-Krum / Bulyan / averaging")
-    _add_data_options(synchronous)
+    add_data_options(synchronous)
     _add_attack_options(synchronous)
     synchronous.add_argument("--rule", choices=("average", "krum", "multi-krum", "bulyan"), default="multi-krum")
     synchronous.add_argument("--rounds", type=int, default=100, help="rounds (default 100)")
@@ -151,10 +151,10 @@ def _difference(value, optimum) -> str:
 
 
 def _problem(args, seed: int):
-    from planner.cli_simulate import _dataset
+    from planner.cli_simulate import dataset_from_args
     from planner.simulate.problem import make_problem
 
-    return make_problem(dataset=_dataset(args, seed), clients=args.clients, seed=seed, scheme=args.partition,
+    return make_problem(dataset=dataset_from_args(args, seed), clients=args.clients, seed=seed, scheme=args.partition,
                         model=args.model, regularization=args.regularization, alpha=args.alpha,
                         classes_per_client=args.classes_per_client)
 

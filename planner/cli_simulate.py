@@ -48,7 +48,7 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _add_data_options(parser: argparse.ArgumentParser, *, seeds: bool = False) -> None:
+def add_data_options(parser: argparse.ArgumentParser, *, seeds: bool = False) -> None:
     parser.add_argument("--dataset", default="synthetic", help=f"{DATA_SOURCES} (default synthetic)")
     parser.add_argument("--test-file", help="a separate LIBSVM test file (default: hold out --test-fraction)")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="held-out share (default 0.2)")
@@ -90,7 +90,7 @@ def add_parser(commands) -> None:
     which = simulate.add_subparsers(dest="simulate_command", required=True, parser_class=type(simulate))
 
     vandijk = which.add_parser("vandijk", help="van Dijk et al. Algorithms 1-4 (increasing sample sizes)")
-    _add_data_options(vandijk)
+    add_data_options(vandijk)
     _add_run_options(vandijk)
     vandijk.add_argument("--rounds", type=int, help="rounds T (without --schedule)")
     vandijk.add_argument("--sample-size", type=int, default=16, help="s_{0,c} (default 16)")
@@ -107,7 +107,7 @@ def add_parser(commands) -> None:
     vandijk.add_argument("--d", type=int, default=1, help="round threshold d of the d_round rules (default 1)")
 
     zhou = which.add_parser("fedsgd-dpc", help="Zhou et al. FedSGD-DPC (b of N clients per round)")
-    _add_data_options(zhou)
+    add_data_options(zhou)
     _add_run_options(zhou)
     zhou.add_argument("--rounds", type=int, help="rounds T (without --schedule)")
     zhou.add_argument("--clients-per-round", type=int, required=True, help="b")
@@ -121,7 +121,7 @@ def add_parser(commands) -> None:
     zhou.add_argument("--learning-rate", type=float, default=0.1, help="constant eta_t (default 0.1)")
 
     fedbuff = which.add_parser("fedbuff", help="FedBuff buffered asynchronous aggregation")
-    _add_data_options(fedbuff)
+    add_data_options(fedbuff)
     _add_run_options(fedbuff)
     fedbuff.add_argument("--rounds", type=int, default=100, help="server updates (default 100)")
     fedbuff.add_argument("--sample-rate", type=float, default=0.01, help="Poisson rate q (default 0.01)")
@@ -147,20 +147,20 @@ def add_parser(commands) -> None:
     validate = commands.add_parser("validate", help="run a plan on R seeds and check its claims")
     checks = validate.add_subparsers(dest="validate_command", required=True, parser_class=type(validate))
     plan = checks.add_parser("vandijk", help="a van Dijk plan: spent vs planned epsilon, delays vs Lemma 3")
-    from planner.cli_vandijk import _add_plan_options
+    from planner.cli_vandijk import add_plan_options
 
-    _add_plan_options(plan)
+    add_plan_options(plan)
     plan.add_argument("--learning-rate", type=float, default=0.15, help="eta0 (default 0.15)")
     plan.add_argument("--decay", type=float, default=0.001, help="beta (default 0.001)")
     plan.add_argument("--step-rule", default="inverse")
     plan.add_argument("--clipping-norm", type=float, default=0.1, help="C (default 0.1)")
     _add_validate_data(plan)
     theorem5 = checks.add_parser("theorem5", help="Theorem 5's recipe: E||w_T - w*||^2 vs the bound, tau_hat vs tau")
-    _add_data_options(theorem5, seeds=True)
+    add_data_options(theorem5, seeds=True)
     theorem5.add_argument("--rounds", type=int, default=30)
     theorem5.add_argument("--d", type=int, default=1)
     zhou_check = checks.add_parser("fedsgd-dpc", help="FedSGD-DPC: E||theta_T - theta*||^2 vs U(T,b), epsilon")
-    _add_data_options(zhou_check, seeds=True)
+    add_data_options(zhou_check, seeds=True)
     zhou_check.add_argument("--mechanism", choices=("laplace", "gaussian"), default="gaussian")
     zhou_check.add_argument("--epsilon", type=float, required=True, help="per-client epsilon")
     zhou_check.add_argument("--delta", type=float, default=1e-5)
@@ -180,7 +180,7 @@ def _add_validate_data(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
 
 
-def _dataset(args: argparse.Namespace, seed: int):
+def dataset_from_args(args: argparse.Namespace, seed: int):
     from planner.simulate.data import load_dataset
 
     return load_dataset(args.dataset, seed=seed, test_fraction=args.test_fraction,
@@ -191,7 +191,7 @@ def _dataset(args: argparse.Namespace, seed: int):
 def _problem(args: argparse.Namespace):
     from planner.simulate.problem import make_problem
 
-    return make_problem(dataset=_dataset(args, args.seed), clients=args.clients, seed=args.seed,
+    return make_problem(dataset=dataset_from_args(args, args.seed), clients=args.clients, seed=args.seed,
                         scheme=args.partition, model=args.model, regularization=args.regularization,
                         with_optimum=args.optimum, alpha=args.alpha, classes_per_client=args.classes_per_client)
 
@@ -229,7 +229,7 @@ def _need_rounds(args, schedule) -> int:
     return check_int("rounds", args.rounds, low=1)
 
 
-def _simulate_vandijk(args):
+def simulate_vandijk(args):
     from planner.simulate.vandijk import inputs_from_schedule, run_vandijk
     from planner.vandijk import round_step_sizes
 
@@ -248,7 +248,7 @@ def _simulate_vandijk(args):
                        wait_rule=args.wait_rule, tau=tau, d=args.d, **_common(args, rounds))
 
 
-def _simulate_fedsgd(args):
+def simulate_fedsgd(args):
     from planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 
     problem = _problem(args)
@@ -267,7 +267,7 @@ def _simulate_fedsgd(args):
                           epsilon=args.epsilon, selection=args.selection, **options, **_common(args, rounds))
 
 
-def _simulate_fedbuff(args):
+def simulate_fedbuff(args):
     from planner.simulate.fedbuff import run_fedbuff
 
     if args.schedule is not None:
@@ -280,7 +280,7 @@ def _simulate_fedbuff(args):
     return run_fedbuff(problem=_problem(args), rounds=rounds, **options, **_common(args, rounds))
 
 
-def _simulate_preset(args):
+def simulate_preset(args):
     from planner.simulate.presets import run_preset
 
     rounds = 183 if args.name == "vandijk-dp" else 1563
@@ -297,8 +297,8 @@ def _summary(result) -> dict:
 
 
 def run_simulate(args: argparse.Namespace) -> dict:
-    runner = {"vandijk": _simulate_vandijk, "fedsgd-dpc": _simulate_fedsgd, "fedbuff": _simulate_fedbuff,
-              "preset": _simulate_preset}[args.simulate_command]
+    runner = {"vandijk": simulate_vandijk, "fedsgd-dpc": simulate_fedsgd, "fedbuff": simulate_fedbuff,
+              "preset": simulate_preset}[args.simulate_command]
     output = _summary(runner(args))
     if not args.json:  # the table shows the headline; --json carries everything, with the per-round records
         keys = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist_sq", "epsilon", "delta",
@@ -311,17 +311,17 @@ def run_validate(args: argparse.Namespace) -> dict:
     from planner import validate
 
     if args.validate_command == "vandijk":
-        from planner.cli_vandijk import _plan
+        from planner.cli_vandijk import plan_from_args
 
-        plan = _plan(args, learning_rate=args.learning_rate, decay=args.decay, step_rule=args.step_rule)
-        report = validate.validate_vandijk_plan(plan=plan, dataset=_dataset(args, args.seeds[0]),
+        plan = plan_from_args(args, learning_rate=args.learning_rate, decay=args.decay, step_rule=args.step_rule)
+        report = validate.validate_vandijk_plan(plan=plan, dataset=dataset_from_args(args, args.seeds[0]),
                                                 clients=args.clients, clipping_norm=args.clipping_norm,
                                                 seeds=args.seeds)
     elif args.validate_command == "theorem5":
-        report = validate.validate_theorem5(dataset=_dataset(args, args.seeds[0]), clients=args.clients,
+        report = validate.validate_theorem5(dataset=dataset_from_args(args, args.seeds[0]), clients=args.clients,
                                             rounds=args.rounds, d=args.d, seeds=args.seeds)
     else:
-        report = validate.validate_fedsgd_dpc(dataset=_dataset(args, args.seeds[0]), clients=args.clients,
+        report = validate.validate_fedsgd_dpc(dataset=dataset_from_args(args, args.seeds[0]), clients=args.clients,
                                               mechanism=args.mechanism, epsilon=args.epsilon, delta=args.delta,
                                               sample_rate=args.sample_rate, rounds=args.rounds,
                                               clients_per_round=args.clients_per_round, max_rounds=args.max_rounds,

@@ -27,7 +27,7 @@ def parse_r0(text: str) -> float | str:
         raise ValueError(f"r0 must be 'r0(sigma)', '1/e' or a number in (0, 1/e]; got {text!r}") from None
 
 
-def _add_plan_options(parser: argparse.ArgumentParser) -> None:
+def add_plan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--s0", "--initial-size", type=float, dest="initial_size", required=True,
                         help="initial sample size s_{0,c}")
     parser.add_argument("--n-c", "--client-size", type=float, dest="client_size", required=True,
@@ -64,9 +64,9 @@ def add_parser(commands) -> None:
     r0.add_argument("--gamma", type=float, default=0.0, help="bound γ on m/T (the paper uses 0)")
     r0.add_argument("--json", action="store_true", help="print one JSON object")
     select = which.add_parser("select", help="parameter selection (case 1 or 2) with tight ε of the result")
-    _add_plan_options(select)
+    add_plan_options(select)
     schedule = which.add_parser("schedule", help="write the per-round schedule to CSV, JSON or YAML")
-    _add_plan_options(schedule)
+    add_plan_options(schedule)
     schedule.add_argument("--out", required=True, metavar="FILE", help=f"output file ({', '.join(FORMATS)})")
     schedule.add_argument("--learning-rate", type=float, help="η0 of the per-iteration step size η_t")
     schedule.add_argument("--decay", type=float, default=0.0, help="β of η_t = η0/(1+βt) or η0/(1+β√t)")
@@ -79,7 +79,7 @@ def _integer(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value  # non-integers are rejected by the bounds
 
 
-def _plan(args: argparse.Namespace, **extra):
+def plan_from_args(args: argparse.Namespace, **extra):
     from planner.vandijk import plan_vandijk  # scipy.optimize: loaded only when a vandijk command runs
 
     if args.sigma_range is not None and args.delta is None:
@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> dict:
                 "alpha": result.alpha, "u0": result.u0, "u1": result.u1, "iterations": result.iterations,
                 "statement": f"r0({result.sigma:g}) = {result.r0:.6g} for p = {result.p:g} ({result.source})"}
     if args.vandijk_command == "select":
-        return _plan(args).summary()
+        return plan_from_args(args).summary()
     format_for_path(args.out)  # reject a bad extension before the (slow) accounting
-    plan = _plan(args, learning_rate=args.learning_rate, decay=args.decay, step_rule=args.step_rule)
+    plan = plan_from_args(args, learning_rate=args.learning_rate, decay=args.decay, step_rule=args.step_rule)
     path = write_schedule(plan.schedule(), args.out, cumulative_epsilon=plan.cumulative_epsilon())
     summary = plan.summary()
     summary["statement"] = f"wrote {plan.realised_rounds} rounds to {path}. " + summary["statement"]

@@ -113,10 +113,10 @@ class Runner:
 #: The algorithms a sweep can run. A new engine with a ``fedplan simulate <name>`` subcommand is one entry:
 #: ``"name": Runner("name", module.handler_of_the_namespace)``.
 RUNNERS: dict[str, Runner] = {
-    "vandijk": Runner("vandijk", cli_simulate._simulate_vandijk),
-    "fedsgd-dpc": Runner("fedsgd-dpc", cli_simulate._simulate_fedsgd),
-    "fedbuff": Runner("fedbuff", cli_simulate._simulate_fedbuff),
-    "preset": Runner("preset", cli_simulate._simulate_preset),
+    "vandijk": Runner("vandijk", cli_simulate.simulate_vandijk),
+    "fedsgd-dpc": Runner("fedsgd-dpc", cli_simulate.simulate_fedsgd),
+    "fedbuff": Runner("fedbuff", cli_simulate.simulate_fedbuff),
+    "preset": Runner("preset", cli_simulate.simulate_preset),
     "adp2sgd": Runner("adp2sgd", cli_sim_xu_li.run_adp2sgd_command),
     "mapa": Runner("mapa", cli_sim_xu_li.run_mapa_command),
     "dpscd": Runner("dpscd", cli_sim_damaskinos.run_dpscd_command, key="dpscd"),
