@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dp_accounting import dp_event, mechanism_calibration  # noqa: E402
 from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
 
-from bounds import accounting, pld  # noqa: E402
+from fedplan.bounds import accounting, pld  # noqa: E402
 
 DELTA = 1e-5
 GRID = list(itertools.product((1.0, 2.0, 8.0), (1e-3, 1e-2, 1e-1), (1_000, 10_000, 100_000)))

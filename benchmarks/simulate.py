@@ -30,9 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.simulate import fedbuff  # noqa: E402
-from planner.simulate.data import load_dataset  # noqa: E402
-from planner.simulate.problem import make_problem  # noqa: E402
+from fedplan.planner.simulate import fedbuff  # noqa: E402
+from fedplan.planner.simulate.data import load_dataset  # noqa: E402
+from fedplan.planner.simulate.problem import make_problem  # noqa: E402
 
 SAMPLES, FEATURES, CLIENTS, RATE, BUFFER, CLIP, SIGMA, LR = 60_000, 100, 100, 0.01, 10, 1.0, 1.0, 0.5
 

@@ -31,9 +31,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from bounds import pld, rdp
-from bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds import pld, rdp
+from fedplan.bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("pld", "rdp")
 NEIGHBORING_RELATIONS = ("add_or_remove_one",)

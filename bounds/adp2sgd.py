@@ -42,9 +42,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import optimize, special
 
-from bounds import rdp
-from bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds import rdp
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 SOURCE = "Xu, Zhang, Wang, A(DP)2SGD (xu_adp2sgd.txt)"
 NEIGHBORING_RELATION = "replace_one"
@@ -594,7 +594,7 @@ def poisson_reference(*, setting: Setting, noise_multiplier: float, accountant: 
 
     Not comparable with the replace-one numbers of this module; shown because DP-SGD libraries report it.
     """
-    from bounds import accounting
+    from fedplan.bounds import accounting
 
     return accounting.get_epsilon(delta=setting.delta, sample_rate=setting.gamma,
                                   noise_multiplier=2 * check_real("noise_multiplier", noise_multiplier, low=0.0,

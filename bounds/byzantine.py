@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bounds.validation import check_choice, check_int
+from fedplan.bounds.validation import check_choice, check_int
 
 #: rule → (a, b, source) of the requirement n ≥ a·f + b; averaging tolerates no fault (a = ∞ in effect).
 REQUIREMENTS = {

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bounds.validation import check_int, check_real
+from fedplan.bounds.validation import check_int, check_real
 
 #: Largest per-mechanism ε of advanced composition: e^ε overflows a float above ~709.78.
 MAX_ADVANCED_EPSILON = 700.0

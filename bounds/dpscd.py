@@ -32,10 +32,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from bounds import accounting, rdp
-from bounds.search import NoBoundaryError, find_boundary
-from bounds.theorem import Hypothesis, all_hold, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds import accounting, rdp
+from fedplan.bounds.search import NoBoundaryError, find_boundary
+from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("ma128", "rdp", "pld")
 TIGHT_ACCOUNTANTS = ("rdp", "pld")

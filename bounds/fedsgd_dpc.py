@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds import accounting
-from bounds.theorem import VARIANTS, Hypothesis, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds import accounting
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 SELECTIONS = ("round_robin", "shuffle_partition", "uniform")
 LAPLACE_RELATION = "replace_one or add_or_remove_one (sensitivity 2ξ₁/d_i covers both)"

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from bounds.theorem import Hypothesis, all_hold, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 DAMPENING_KINDS = ("inverse", "exponential", "stretched", "constant")
 #: Tolerance on Σ p(τ) = 1 for a staleness distribution.

@@ -38,9 +38,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from bounds import composition
-from bounds.theorem import Hypothesis, all_hold, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds import composition
+from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 PAPER = "Li et al., asynchronous FL with DP for edge intelligence (AUDP/MAPA)"
 NOISE_MODELS = ("corrected", "paper")

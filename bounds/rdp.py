@@ -30,7 +30,7 @@ import math
 import numpy as np
 from scipy import special
 
-from bounds.validation import check_int, check_real
+from fedplan.bounds.validation import check_int, check_real
 
 #: Default RDP orders: the grid of dp-accounting 0.6.0 and Opacus (1.1 … 10.9 by 0.1, 11 … 63,
 #: and four large orders), so our RDP numbers are comparable with theirs.

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
-from bounds.validation import check_choice, check_int, check_real
-from bounds.vandijk_sequences import power_sequence
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds.vandijk_sequences import power_sequence
 
 SQRT3_MINUS_1_HALF = (math.sqrt(3.0) - 1.0) / 2.0
 #: Upper bound (√3−1)/16 of every r0 iterate (L1335).

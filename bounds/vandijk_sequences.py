@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bounds.theorem import VARIANTS, Hypothesis, hypothesis
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, hypothesis
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 MAX_ROUNDS = 10**7
 """Longest sequence any function here builds; longer requests raise ``ValueError``."""

@@ -13,10 +13,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from planner.display import epsilon_text, parse_number, parse_whole
-from planner.export import render
-from planner.recipes import RECIPES, PlanRequest, plan
-from planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
+from fedplan.planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.planner.export import render
+from fedplan.planner.recipes import RECIPES, PlanRequest, plan
+from fedplan.planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
 
 st.set_page_config(page_title="fedplan: planner", layout="wide")
 
@@ -25,14 +25,14 @@ DATA_SOURCES = ("Synthetic logistic data", "A scikit-learn bundled data set", "U
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def synthetic_data(examples: int, features: int, seed: int):
-    from planner.datasets import synthetic_logistic
+    from fedplan.planner.datasets import synthetic_logistic
 
     return synthetic_logistic(examples, features, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def bundled_data(name: str):
-    from planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.data import load_dataset
 
     dataset = load_dataset(name, test_fraction=0.0)
     return dataset.X_train, dataset.y_train
@@ -61,7 +61,7 @@ def data_inputs() -> tuple[str, object, object]:
         X, y = synthetic_data(examples, features, 0)
         return f"synthetic ({examples} × {features})", X, y
     if source == DATA_SOURCES[1]:
-        from planner.simulate.data import SKLEARN_SETS
+        from fedplan.planner.simulate.data import SKLEARN_SETS
 
         name = st.selectbox("Data set (standardised features)", list(SKLEARN_SETS))
         X, y = bundled_data(name)

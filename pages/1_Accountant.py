@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import accounting
-from planner.display import epsilon_text, parse_number
-from planner.uploads import segments_from_upload
+from fedplan.bounds import accounting
+from fedplan.planner.display import epsilon_text, parse_number
+from fedplan.planner.uploads import segments_from_upload
 
 st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
 

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import vandijk
-from bounds.accounting import round_up
-from planner.display import epsilon_text, parse_number
-from planner.export import render
-from planner.vandijk import SAMPLING_NOTE, plan_vandijk
+from fedplan.bounds import vandijk
+from fedplan.bounds.accounting import round_up
+from fedplan.planner.display import epsilon_text, parse_number
+from fedplan.planner.export import render
+from fedplan.planner.vandijk import SAMPLING_NOTE, plan_vandijk
 
 st.set_page_config(page_title="fedplan: increasing sample sizes", layout="wide")
 

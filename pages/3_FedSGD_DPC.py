@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import fedsgd_dpc as zhou
-from planner.display import parse_number, parse_whole
-from planner.export import render
-from planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.planner.display import parse_number, parse_whole
+from fedplan.planner.export import render
+from fedplan.planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
 
 st.set_page_config(page_title="fedplan: FedSGD-DPC", layout="wide")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import adp2sgd as xu
-from planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.bounds import adp2sgd as xu
+from fedplan.planner.display import epsilon_text, parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
 

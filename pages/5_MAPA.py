@@ -6,9 +6,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from planner.display import epsilon_text, parse_number, parse_whole
-from planner.export import render
-from planner.mapa import plan_mapa
+from fedplan.planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.planner.export import render
+from fedplan.planner.mapa import plan_mapa
 
 st.set_page_config(page_title="fedplan: MAPA", layout="wide")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from bounds import byzantine, dpscd, kardam
-from planner.display import parse_number, parse_whole
+from fedplan.bounds import byzantine, dpscd, kardam
+from fedplan.planner.display import parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: Damaskinos", layout="wide")
 

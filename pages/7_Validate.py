@@ -12,8 +12,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from bounds.validation import check_real
-from planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.bounds.validation import check_real
+from fedplan.planner.display import epsilon_text, parse_number, parse_whole
 
 st.set_page_config(page_title="fedplan: validate by simulation", layout="wide")
 
@@ -25,7 +25,7 @@ MAX_EXAMPLES = 200_000
 
 
 def data_inputs():
-    from planner.simulate.data import SKLEARN_SETS
+    from fedplan.planner.simulate.data import SKLEARN_SETS
 
     source = st.selectbox("Data", ["synthetic", *SKLEARN_SETS])
     examples = parse_whole("examples", st.text_input("Examples (synthetic)", "62500"), low=100, high=MAX_EXAMPLES)
@@ -34,14 +34,14 @@ def data_inputs():
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def dataset(source: str, examples: int):
-    from planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.data import load_dataset
 
     return load_dataset(source, n_samples=examples, n_features=20, test_fraction=0.2)
 
 
 def run_vandijk(data, clients: int, seeds: int, epsilon: float, delta: float, progress):
-    from planner.validate import validate_vandijk_plan
-    from planner.vandijk import plan_vandijk
+    from fedplan.planner.validate import validate_vandijk_plan
+    from fedplan.planner.vandijk import plan_vandijk
 
     epochs = parse_number("epochs", st.text_input("Passes over each client's data", "2.5"))
     learning_rate = parse_number("learning_rate", st.text_input("Learning rate η₀", "0.15"))
@@ -57,7 +57,7 @@ def run_vandijk(data, clients: int, seeds: int, epsilon: float, delta: float, pr
 
 
 def run_fedsgd(data, clients: int, seeds: int, epsilon: float, delta: float, progress):
-    from planner.validate import validate_fedsgd_dpc
+    from fedplan.planner.validate import validate_fedsgd_dpc
 
     mechanism = st.radio("Mechanism", ["laplace", "gaussian"], horizontal=True)
     if not st.button("Run simulation", type="primary"):

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds import accounting
-from bounds import adp2sgd as xu
-from bounds.theorem import all_hold
-from bounds.validation import check_choice, check_real
-from planner.export import Schedule, package_versions
+from fedplan.bounds import accounting
+from fedplan.bounds import adp2sgd as xu
+from fedplan.bounds.theorem import all_hold
+from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.export import Schedule, package_versions
 
 NOISE_SOURCES = ("auto", "paper", "tight")
 PAPER = "Xu, Zhang, Wang: A(DP)2SGD, asynchronous decentralized parallel SGD with differential privacy"

@@ -19,9 +19,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bounds import accounting
-from planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
-from planner.schedule_io import load_schedule
+from fedplan.bounds import accounting
+from fedplan.planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
+from fedplan.planner.schedule_io import load_schedule
 
 
 class _OneLineParser(argparse.ArgumentParser):

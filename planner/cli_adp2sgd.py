@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from planner.display import integral
-from planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.display import integral
+from fedplan.planner.export import FORMATS, format_for_path, write_schedule
 
 
 def _add_setting(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +67,7 @@ def add_parser(commands) -> None:
 
 
 def _setting(args: argparse.Namespace):
-    from bounds.adp2sgd import Setting
+    from fedplan.bounds.adp2sgd import Setting
 
     return Setting(workers=integral(args.workers), examples_per_worker=integral(args.examples_per_worker),
                    batch_size=integral(args.batch_size), steps=integral(args.steps), delta=args.delta,
@@ -75,7 +75,7 @@ def _setting(args: argparse.Namespace):
 
 
 def _noise_multiplier(args: argparse.Namespace, setting) -> float | None:
-    from bounds.adp2sgd import noise_multiplier_of_std
+    from fedplan.bounds.adp2sgd import noise_multiplier_of_std
 
     if args.sigma is None:
         return args.noise_multiplier
@@ -84,8 +84,8 @@ def _noise_multiplier(args: argparse.Namespace, setting) -> float | None:
 
 
 def _min_epsilon(args: argparse.Namespace, setting) -> dict:
-    from bounds import adp2sgd as xu
-    from planner.adp2sgd import plan_adp2sgd
+    from fedplan.bounds import adp2sgd as xu
+    from fedplan.planner.adp2sgd import plan_adp2sgd
 
     floor = xu.epsilon_floor(setting=setting)
     plan = plan_adp2sgd(setting=setting, noise_multiplier=floor.noise_multiplier, clipping_norm=args.clipping_norm,
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> dict:
     setting = _setting(args)
     if args.adp2sgd_command == "min-epsilon":
         return _min_epsilon(args, setting)
-    from planner.adp2sgd import plan_adp2sgd  # scipy.optimize: loaded only when an adp2sgd command runs
+    from fedplan.planner.adp2sgd import plan_adp2sgd  # scipy.optimize: loaded only when an adp2sgd command runs
 
     common = dict(setting=setting, clipping_norm=args.clipping_norm, reference_accountant=args.reference_accountant)
     if args.adp2sgd_command == "sigma":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.display import integral
+from fedplan.planner.display import integral
 
 ACCOUNTANTS = ("ma128", "pld", "rdp")
 RULES = ("krum", "multi-krum", "bulyan", "kardam", "kardam-strict", "averaging")
@@ -60,8 +60,8 @@ def add_parser(commands) -> None:
 
 
 def run_dpscd(args: argparse.Namespace) -> dict:
-    from planner.dpscd import plan_dpscd  # the accountants load only when this command runs
-    from planner.export import format_for_path, write_schedule
+    from fedplan.planner.dpscd import plan_dpscd  # the accountants load only when this command runs
+    from fedplan.planner.export import format_for_path, write_schedule
 
     if args.out is not None:
         format_for_path(args.out)  # reject a bad extension before calibrating
@@ -77,7 +77,7 @@ def run_dpscd(args: argparse.Namespace) -> dict:
 
 
 def run_staleness(args: argparse.Namespace) -> dict:
-    from bounds import kardam
+    from fedplan.bounds import kardam
 
     tau_thres = args.tau_thres
     adasgd = kardam.adasgd_dampening(tau_thres=tau_thres)
@@ -107,7 +107,7 @@ def run_staleness(args: argparse.Namespace) -> dict:
 
 
 def run_byzantine(args: argparse.Namespace) -> dict:
-    from bounds import byzantine
+    from fedplan.bounds import byzantine
 
     if args.byzantine_command == "max-f":
         result = byzantine.max_byzantine(workers=integral(args.workers), rule=args.rule)

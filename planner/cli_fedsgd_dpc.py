@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from bounds import fedsgd_dpc as zhou
-from planner.fedsgd_dpc import MECHANISMS, plan_fedsgd_dpc
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.planner.fedsgd_dpc import MECHANISMS, plan_fedsgd_dpc
 
 RAW = (("mu", "strong convexity μ"), ("lam", "smoothness λ"), ("G", "gradient bound G (A5)"),
        ("Gamma", "non-iid degree Γ"), ("Y0", "initial squared distance ||θ0 − θ*||²"))
@@ -65,8 +65,8 @@ def _problem_and_norms(args: argparse.Namespace) -> tuple[zhou.Problem, float, d
             raise ValueError(f"--dataset estimates the constants; do not also give {', '.join(given)}")
         if args.clients is None:
             raise ValueError("--dataset needs --clients N")
-        from planner.datasets import load_libsvm  # scipy.optimize and sparse: loaded only for --dataset
-        from planner.estimate import estimate_constants
+        from fedplan.planner.datasets import load_libsvm  # scipy.optimize and sparse: loaded only for --dataset
+        from fedplan.planner.estimate import estimate_constants
 
         features, labels = load_libsvm(args.dataset)
         estimated = estimate_constants(X=features, y=labels, model=args.model, regularization=args.regularization,

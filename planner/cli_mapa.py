@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from planner.export import FORMATS
+from fedplan.planner.export import FORMATS
 
 PAPER_DEFAULTS = {"epsilon": 0.1, "batch_size": 12, "sigma": 30.0, "smoothness": 10.0, "delta": 1e-3, "theta": 0.5,
                   "max_staleness": 5, "num_edges": 5}
@@ -107,14 +107,14 @@ def _epsilon(args: argparse.Namespace):
 
 
 def _schedule(args: argparse.Namespace) -> dict:
-    from planner.export import format_for_path, write_schedule
-    from planner.mapa import plan_mapa
+    from fedplan.planner.export import format_for_path, write_schedule
+    from fedplan.planner.mapa import plan_mapa
 
     if args.out is not None:
         format_for_path(args.out)
     initial = args.initial_sensitivity
     if args.initial_clip is not None:
-        from bounds.mapa import sensitivity_from_gradient_bound
+        from fedplan.bounds.mapa import sensitivity_from_gradient_bound
 
         initial = sensitivity_from_gradient_bound(gradient_bound=args.initial_clip, batch_size=args.batch_size)
     plan = plan_mapa(epsilon=_epsilon(args), delta=args.delta, sigma=args.sigma, batch_size=args.batch_size,
@@ -137,7 +137,7 @@ def _schedule(args: argparse.Namespace) -> dict:
 
 
 def _sensitivity(args: argparse.Namespace) -> dict:
-    from bounds import mapa
+    from fedplan.bounds import mapa
 
     if args.sensitivity is not None:
         result = mapa.theorem3_failure_probability(sigma=args.sigma, batch_size=args.batch_size,
@@ -171,7 +171,7 @@ def _sensitivity(args: argparse.Namespace) -> dict:
 
 
 def _bound(args: argparse.Namespace) -> dict:
-    from bounds import mapa
+    from fedplan.bounds import mapa
 
     epsilon = min(args.epsilon)
     delta_b = args.delta_b
@@ -204,8 +204,8 @@ def _bound(args: argparse.Namespace) -> dict:
 
 
 def _privacy(args: argparse.Namespace) -> dict:
-    from bounds import mapa
-    from bounds.accounting import round_up
+    from fedplan.bounds import mapa
+    from fedplan.bounds.accounting import round_up
 
     totals = mapa.composition_totals(epsilon=_epsilon(args), iterations=args.iterations, num_edges=args.num_edges,
                                      delta_slack=args.delta_slack)

@@ -20,7 +20,7 @@ RUN_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist_s
 
 def add_subcommands(which) -> None:
     """Register ``dpscd``, ``kardam`` and ``byzantine`` under ``fedplan simulate``."""
-    from planner.cli_simulate import add_data_options
+    from fedplan.planner.cli_simulate import add_data_options
 
     scd = which.add_parser("dpscd", help="DP-SCD (Damaskinos Alg. 1) vs DP-SGD at equal (epsilon, delta)")
     scd.add_argument("--preset", choices=("ridge", "logistic", "svm"), default="ridge",
@@ -77,7 +77,7 @@ def _add_attack_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _progress(args, total: int, label: str):
-    from planner.cli_simulate import ProgressBar
+    from fedplan.planner.cli_simulate import ProgressBar
 
     return None if args.json else ProgressBar(total, label)
 
@@ -92,8 +92,8 @@ def _report(report, args) -> dict:
 
 
 def _dpscd_settings(args) -> tuple:
-    from planner.simulate.data import load_dataset
-    from planner.simulate.dpscd import make_dual_problem, preset_problem
+    from fedplan.planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.dpscd import make_dual_problem, preset_problem
 
     problem, settings = preset_problem(args.preset, seed=args.seeds[0])
     overrides = {"target_epsilon": args.epsilon, "target_delta": args.delta, "batch_size": args.batch_size,
@@ -109,8 +109,8 @@ def _dpscd_settings(args) -> tuple:
 
 
 def run_dpscd_command(args: argparse.Namespace) -> dict:
-    from planner.simulate.dpscd import calibrate_pair, run_dpscd, run_dpsgd
-    from planner.validate_damaskinos import validate_dpscd
+    from fedplan.planner.simulate.dpscd import calibrate_pair, run_dpscd, run_dpsgd
+    from fedplan.planner.validate_damaskinos import validate_dpscd
 
     problem, s = _dpscd_settings(args)
     keys = ("batch_size", "epochs", "clipping_norm", "dpsgd_batch_size", "dpsgd_epochs", "dpsgd_clipping_norm",
@@ -151,8 +151,8 @@ def _difference(value, optimum) -> str:
 
 
 def _problem(args, seed: int):
-    from planner.cli_simulate import dataset_from_args
-    from planner.simulate.problem import make_problem
+    from fedplan.planner.cli_simulate import dataset_from_args
+    from fedplan.planner.simulate.problem import make_problem
 
     return make_problem(dataset=dataset_from_args(args, seed), clients=args.clients, seed=seed, scheme=args.partition,
                         model=args.model, regularization=args.regularization, alpha=args.alpha,
@@ -160,8 +160,8 @@ def _problem(args, seed: int):
 
 
 def run_kardam_command(args: argparse.Namespace) -> dict:
-    from planner.simulate.byzantine import run_kardam
-    from planner.validate_damaskinos import validate_kardam
+    from fedplan.planner.simulate.byzantine import run_kardam
+    from fedplan.planner.validate_damaskinos import validate_kardam
 
     problem = _problem(args, args.seeds[0])
     byzantine = args.faults if args.byzantine is None else args.byzantine
@@ -189,7 +189,7 @@ def run_kardam_command(args: argparse.Namespace) -> dict:
 
 
 def run_byzantine_command(args: argparse.Namespace) -> dict:
-    from planner.simulate.byzantine import run_byzantine_sync
+    from fedplan.planner.simulate.byzantine import run_byzantine_sync
 
     problem = _problem(args, args.seed)
     result = run_byzantine_sync(problem=problem, rule=args.rule, rounds=args.rounds, learning_rate=args.learning_rate,

@@ -24,7 +24,7 @@ SUMMARY_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "epsilon"
 
 
 def _add_common(parser: argparse.ArgumentParser, presets) -> None:
-    from planner.cli_simulate import DATA_SOURCES  # cli_simulate imports this module
+    from fedplan.planner.cli_simulate import DATA_SOURCES  # cli_simulate imports this module
 
     parser.add_argument("--preset", choices=tuple(presets), help="a named run (other options are then ignored)")
     parser.add_argument("--dataset", default="synthetic", help=f"{DATA_SOURCES}; binary (default synthetic)")
@@ -42,7 +42,7 @@ def _add_common(parser: argparse.ArgumentParser, presets) -> None:
 
 def add_subcommands(which) -> None:
     """Register ``simulate adp2sgd`` and ``simulate mapa`` on the ``which`` subparsers of ``fedplan simulate``."""
-    from planner.simulate import adp2sgd, mapa
+    from fedplan.planner.simulate import adp2sgd, mapa
 
     xu = which.add_parser("adp2sgd", help="Xu et al. A(DP)2SGD: gossip on a graph, staleness, per-worker noise")
     _add_common(xu, adp2sgd.PRESETS)
@@ -76,20 +76,20 @@ def add_subcommands(which) -> None:
 
 
 def _timing(args):
-    from planner.simulate.engine import Durations
+    from fedplan.planner.simulate.engine import Durations
 
     means = args.compute_mean[0] if len(args.compute_mean) == 1 else tuple(args.compute_mean)
     return Durations(args.compute_time, means)
 
 
 def _dataset(args, seed: int):
-    from planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.data import load_dataset
 
     return load_dataset(args.dataset, seed=seed, n_samples=args.n_samples, n_features=args.n_features)
 
 
 def _progress(args, total: int, label: str):
-    from planner.cli_simulate import ProgressBar
+    from fedplan.planner.cli_simulate import ProgressBar
 
     return None if args.json else ProgressBar(total, label)
 
@@ -108,8 +108,8 @@ def _validation_output(report, args) -> dict:
 
 
 def run_adp2sgd_command(args: argparse.Namespace) -> dict:
-    from planner.simulate import adp2sgd
-    from planner.simulate.graphs import make_graph
+    from fedplan.planner.simulate import adp2sgd
+    from fedplan.planner.simulate.graphs import make_graph
 
     if args.preset:
         steps = adp2sgd.PRESETS[args.preset]["steps"]
@@ -119,7 +119,7 @@ def run_adp2sgd_command(args: argparse.Namespace) -> dict:
                "clipping_norm": args.clipping_norm, "staleness": args.staleness, "max_staleness": args.max_staleness,
                "compute": _timing(args), "delta": args.delta}
     if args.validate:
-        from planner.validate_xu_li import validate_adp2sgd
+        from fedplan.planner.validate_xu_li import validate_adp2sgd
 
         report = validate_adp2sgd(dataset=_dataset(args, args.seeds[0]), workers=args.workers,
                                   topology=args.topology, degree=args.degree, learning_rate=args.learning_rate,
@@ -135,7 +135,7 @@ def run_adp2sgd_command(args: argparse.Namespace) -> dict:
 
 
 def run_mapa_command(args: argparse.Namespace) -> dict:
-    from planner.simulate import mapa
+    from fedplan.planner.simulate import mapa
 
     if args.preset:
         steps = mapa.PRESETS[args.preset]["iterations"]
@@ -144,7 +144,7 @@ def run_mapa_command(args: argparse.Namespace) -> dict:
     epsilon = args.epsilon[0] if len(args.epsilon) == 1 else list(args.epsilon)
     progress = _progress(args, args.iterations, args.algorithm)
     if args.validate:
-        from planner import validate_xu_li
+        from fedplan.planner import validate_xu_li
 
         common = {"edges": args.edges, "iterations": args.iterations, "batch_size": args.batch_size,
                   "epsilon": epsilon, "compute": _timing(args), "tau_policy": args.tau_policy, "seeds": args.seeds,
@@ -161,8 +161,8 @@ def run_mapa_command(args: argparse.Namespace) -> dict:
 
 
 def _run_li(args, epsilon, progress):
-    from planner.simulate import mapa
-    from planner.simulate.adp2sgd import unit_norm_problem
+    from fedplan.planner.simulate import mapa
+    from fedplan.planner.simulate.adp2sgd import unit_norm_problem
 
     problem = unit_norm_problem(dataset=_dataset(args, args.seed), clients=args.edges, seed=args.seed)
     common = {"epsilon": epsilon, "tau_policy": args.tau_policy, "compute": _timing(args), "seed": args.seed,

@@ -18,8 +18,8 @@ import math
 import sys
 import time
 
-from bounds.validation import check_int
-from planner import cli_sim_damaskinos, cli_sim_xu_li
+from fedplan.bounds.validation import check_int
+from fedplan.planner import cli_sim_damaskinos, cli_sim_xu_li
 
 DATA_SOURCES = "a LIBSVM file, synthetic, synthetic-softmax, synthetic-linear, or a scikit-learn set " \
                "(breast_cancer, iris, wine, digits, diabetes)"
@@ -147,7 +147,7 @@ def add_parser(commands) -> None:
     validate = commands.add_parser("validate", help="run a plan on R seeds and check its claims")
     checks = validate.add_subparsers(dest="validate_command", required=True, parser_class=type(validate))
     plan = checks.add_parser("vandijk", help="a van Dijk plan: spent vs planned epsilon, delays vs Lemma 3")
-    from planner.cli_vandijk import add_plan_options
+    from fedplan.planner.cli_vandijk import add_plan_options
 
     add_plan_options(plan)
     plan.add_argument("--learning-rate", type=float, default=0.15, help="eta0 (default 0.15)")
@@ -181,7 +181,7 @@ def _add_validate_data(parser: argparse.ArgumentParser) -> None:
 
 
 def dataset_from_args(args: argparse.Namespace, seed: int):
-    from planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.data import load_dataset
 
     return load_dataset(args.dataset, seed=seed, test_fraction=args.test_fraction,
                         test_file=getattr(args, "test_file", None), n_samples=args.n_samples,
@@ -189,7 +189,7 @@ def dataset_from_args(args: argparse.Namespace, seed: int):
 
 
 def _problem(args: argparse.Namespace):
-    from planner.simulate.problem import make_problem
+    from fedplan.planner.simulate.problem import make_problem
 
     return make_problem(dataset=dataset_from_args(args, args.seed), clients=args.clients, seed=args.seed,
                         scheme=args.partition, model=args.model, regularization=args.regularization,
@@ -197,7 +197,7 @@ def _problem(args: argparse.Namespace):
 
 
 def _timing(args: argparse.Namespace) -> dict:
-    from planner.simulate.engine import Durations
+    from fedplan.planner.simulate.engine import Durations
 
     means = args.compute_mean[0] if len(args.compute_mean) == 1 else tuple(args.compute_mean)
     latency = Durations(args.latency, args.latency_mean)
@@ -207,7 +207,7 @@ def _timing(args: argparse.Namespace) -> dict:
 def _schedule_rows(args: argparse.Namespace):
     if args.schedule is None:
         return None
-    from planner.export import load_schedule_file
+    from fedplan.planner.export import load_schedule_file
 
     return load_schedule_file(args.schedule)
 
@@ -230,8 +230,8 @@ def _need_rounds(args, schedule) -> int:
 
 
 def simulate_vandijk(args):
-    from planner.simulate.vandijk import inputs_from_schedule, run_vandijk
-    from planner.vandijk import round_step_sizes
+    from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
+    from fedplan.planner.vandijk import round_step_sizes
 
     problem = _problem(args)
     schedule = _schedule_rows(args)
@@ -249,7 +249,7 @@ def simulate_vandijk(args):
 
 
 def simulate_fedsgd(args):
-    from planner.simulate.fedsgd_dpc import run_fedsgd_dpc
+    from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 
     problem = _problem(args)
     schedule = _schedule_rows(args)
@@ -268,7 +268,7 @@ def simulate_fedsgd(args):
 
 
 def simulate_fedbuff(args):
-    from planner.simulate.fedbuff import run_fedbuff
+    from fedplan.planner.simulate.fedbuff import run_fedbuff
 
     if args.schedule is not None:
         raise ValueError("fedbuff takes its constant parameters from options; --schedule is for vandijk and "
@@ -281,7 +281,7 @@ def simulate_fedbuff(args):
 
 
 def simulate_preset(args):
-    from planner.simulate.presets import run_preset
+    from fedplan.planner.simulate.presets import run_preset
 
     rounds = 183 if args.name == "vandijk-dp" else 1563
     progress = None if args.json else ProgressBar(rounds, args.name)
@@ -308,10 +308,10 @@ def run_simulate(args: argparse.Namespace) -> dict:
 
 
 def run_validate(args: argparse.Namespace) -> dict:
-    from planner import validate
+    from fedplan.planner import validate
 
     if args.validate_command == "vandijk":
-        from planner.cli_vandijk import plan_from_args
+        from fedplan.planner.cli_vandijk import plan_from_args
 
         plan = plan_from_args(args, learning_rate=args.learning_rate, decay=args.decay, step_rule=args.step_rule)
         report = validate.validate_vandijk_plan(plan=plan, dataset=dataset_from_args(args, args.seeds[0]),

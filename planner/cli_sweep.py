@@ -58,7 +58,7 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from planner.simulate.sweep import CsvStream, load_sweep, run_sweep, table_format, write_table
+    from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, table_format, write_table
 
     out = Path(args.out or Path(args.config).with_suffix(".csv").name)
     table_format(out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.export import FORMATS, format_for_path, write_schedule
 
 
 def parse_r0(text: str) -> float | str:
@@ -80,7 +80,7 @@ def _integer(value: float) -> int | float:
 
 
 def plan_from_args(args: argparse.Namespace, **extra):
-    from planner.vandijk import plan_vandijk  # scipy.optimize: loaded only when a vandijk command runs
+    from fedplan.planner.vandijk import plan_vandijk  # scipy.optimize: loaded only when a vandijk command runs
 
     if args.sigma_range is not None and args.delta is None:
         raise ValueError("--sigma-range needs --delta (the target δ)")
@@ -94,7 +94,7 @@ def plan_from_args(args: argparse.Namespace, **extra):
 
 def run(args: argparse.Namespace) -> dict:
     if args.vandijk_command == "r0":
-        from bounds import vandijk
+        from fedplan.bounds import vandijk
 
         result = vandijk.r0_of_sigma(sigma=args.sigma, p=args.p, gamma=args.gamma)
         return {"sigma": result.sigma, "p": result.p, "gamma": result.gamma, "r0": result.r0, "r": result.r,

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from bounds.validation import check_int
+from fedplan.bounds.validation import check_int
 
 __all__ = ["load_libsvm", "split_clients", "synthetic_logistic"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bounds import dpscd
-from bounds.validation import check_choice, check_real
-from planner.export import Schedule, package_versions
+from fedplan.bounds import dpscd
+from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.export import Schedule, package_versions
 
 PAPER = "Damaskinos, Private and Secure Distributed Learning (EPFL thesis 7096, 2020), ch. 6 DP-SCD"
 #: The tight accountant shown next to MA128, and the MA128 shown next to a tight choice.

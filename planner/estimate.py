@@ -42,8 +42,8 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, eigsh
 from scipy.special import expit, logsumexp
 
-from bounds.validation import check_choice, check_int, check_real
-from planner.datasets import split_clients
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.datasets import split_clients
 
 __all__ = ["GRADIENT_TOLERANCE", "MODELS", "VARIANTS", "ProblemConstants", "estimate_constants"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds import fedsgd_dpc as zhou
-from bounds.theorem import all_hold
-from bounds.validation import check_choice, check_int
-from planner.export import Schedule, package_versions
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.bounds.theorem import all_hold
+from fedplan.bounds.validation import check_choice, check_int
+from fedplan.planner.export import Schedule, package_versions
 
 MECHANISMS = ("laplace", "gaussian")
 CURVE_POINTS = 60

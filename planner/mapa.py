@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds import mapa
-from bounds.accounting import round_up
-from bounds.theorem import all_hold
-from planner.export import Schedule, package_versions
+from fedplan.bounds import mapa
+from fedplan.bounds.accounting import round_up
+from fedplan.bounds.theorem import all_hold
+from fedplan.planner.export import Schedule, package_versions
 
 STAGE_FIELDS = ("index", "start", "end", "iterations", "length", "t0", "p_raw", "p", "clamped", "learning_rate",
                 "sensitivity", "sensitivity_theory", "clipping_norm", "noise_scale", "delta_0", "delta_b",

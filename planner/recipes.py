@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.theorem import Hypothesis, all_hold
-from bounds.validation import check_int, check_real
-from planner.export import Schedule
+from fedplan.bounds.theorem import Hypothesis, all_hold
+from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.export import Schedule
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class RecipeResult:
 
 def plan_increasing_sizes(request: PlanRequest, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
     """van Dijk et al.: the smallest σ whose claimed δ at ε meets the target (r0 = 1/e, the paper's choice)."""
-    from planner.vandijk import plan_vandijk
+    from fedplan.planner.vandijk import plan_vandijk
 
     plan = plan_vandijk(initial_size=request.batch_size, client_size=request.client_size,
                         epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=(1.2, 200.0),
@@ -95,13 +95,13 @@ def plan_increasing_sizes(request: PlanRequest, *, p: float = 1.0, variant: str 
 
 def plan_fedsgd_dpc_recipe(request: PlanRequest, *, regularization: float = 1e-3) -> RecipeResult:
     """Zhou et al.: T* and b* for per-client Laplace ε, constants estimated from the data (logistic model)."""
-    from planner.estimate import estimate_constants
-    from planner.fedsgd_dpc import plan_fedsgd_dpc
+    from fedplan.planner.estimate import estimate_constants
+    from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 
     constants = estimate_constants(X=request.X, y=request.y, model="logistic", regularization=regularization,
                                    clients=request.clients)
     problem_kwargs = constants.fedsgd_problem_kwargs()
-    from bounds.fedsgd_dpc import Problem
+    from fedplan.bounds.fedsgd_dpc import Problem
 
     plan = plan_fedsgd_dpc(problem=Problem(**problem_kwargs), mechanism="laplace", epsilon=request.target_epsilon,
                            clipping_norm=constants.xi1, constants=constants.to_dict())
@@ -119,8 +119,8 @@ def plan_fedsgd_dpc_recipe(request: PlanRequest, *, regularization: float = 1e-3
 
 def plan_dpscd_recipe(request: PlanRequest) -> RecipeResult:
     """DP-SCD (Damaskinos ch. 6) over all N examples: the authors' MA128 σ, and the tight PLD ε of that schedule."""
-    from bounds import accounting
-    from planner.dpscd import plan_dpscd
+    from fedplan.bounds import accounting
+    from fedplan.planner.dpscd import plan_dpscd
 
     plan = plan_dpscd(target_epsilon=request.target_epsilon, target_delta=request.target_delta,
                       examples=request.examples, batch_size=request.batch_size, epochs=request.epochs,
@@ -154,8 +154,8 @@ def plan_adp2sgd_recipe(request: PlanRequest) -> RecipeResult:
     Below Theorem 2's floor the tight accountant's noise is used (``noise_source="auto"``) and the paper's
     claim is reported as none.
     """
-    from bounds import adp2sgd as xu
-    from planner.adp2sgd import plan_adp2sgd
+    from fedplan.bounds import adp2sgd as xu
+    from fedplan.planner.adp2sgd import plan_adp2sgd
 
     setting = xu.Setting(workers=request.clients, examples_per_worker=request.client_size,
                          batch_size=request.batch_size, steps=_steps_for_epochs(request), delta=request.target_delta)
@@ -177,7 +177,7 @@ def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float) -> f
     """The largest per-upload ε whose best classical per-edge total (basic or advanced at δ) is ≤ the target."""
     from scipy.optimize import brentq
 
-    from bounds.composition import best_composition
+    from fedplan.bounds.composition import best_composition
 
     def excess(epsilon: float) -> float:
         return best_composition(epsilon=epsilon, delta=0.0, count=uploads, delta_slack=delta)[0] - target_epsilon
@@ -201,8 +201,8 @@ def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
     θ = 0.5, τ = 5, Theorem 3 failure probability 1e-3), F₀ = 100 (the paper gives none), corrected noise
     model with the data's dimension.
     """
-    from bounds.composition import optimal_composition_epsilon
-    from planner.mapa import plan_mapa
+    from fedplan.bounds.composition import optimal_composition_epsilon
+    from fedplan.planner.mapa import plan_mapa
 
     steps = _steps_for_epochs(request)
     uploads = math.ceil(steps / request.clients)

@@ -16,7 +16,7 @@ import csv
 import json
 from pathlib import Path
 
-from bounds.accounting import Segment, make_schedule
+from fedplan.bounds.accounting import Segment, make_schedule
 
 COLUMNS = ("sample_rate", "noise_multiplier", "steps")
 

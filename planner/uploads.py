@@ -19,9 +19,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from bounds.accounting import Segment
-from planner.datasets import load_libsvm
-from planner.schedule_io import load_schedule
+from fedplan.bounds.accounting import Segment
+from fedplan.planner.datasets import load_libsvm
+from fedplan.planner.schedule_io import load_schedule
 
 Result = TypeVar("Result")
 

@@ -23,12 +23,12 @@ import math
 
 import numpy as np
 
-from bounds import dpscd, kardam
-from bounds.theorem import hypothesis
-from bounds.validation import check_real
-from planner.simulate.dpscd import DualProblem, calibrate_pair, run_dpscd, run_dpsgd
-from planner.simulate.problem import Problem
-from planner.validate import Claim, ValidationReport, _claim, _curve_rows, _mean_final, _seeds
+from fedplan.bounds import dpscd, kardam
+from fedplan.bounds.theorem import hypothesis
+from fedplan.bounds.validation import check_real
+from fedplan.planner.simulate.dpscd import DualProblem, calibrate_pair, run_dpscd, run_dpsgd
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.validate import Claim, ValidationReport, _claim, _curve_rows, _mean_final, _seeds
 
 __all__ = ["validate_dpscd", "validate_kardam"]
 
@@ -135,7 +135,7 @@ def validate_dpscd(*, problem: DualProblem, target_epsilon: float, target_delta:
 def validate_kardam(*, problem: Problem, rounds: int, learning_rate: float, faults: int, byzantine: int = 0,
                     attack: str = "sign_flip", arrivals: str = "iid", seeds=(0, 1, 2), **options) -> ValidationReport:
     """Kardam on R seeds: Theorem 1's band, the frequency filter's 2f/n, Byzantine rejection (module docstring)."""
-    from planner.simulate.byzantine import run_kardam
+    from fedplan.planner.simulate.byzantine import run_kardam
 
     seeds = _seeds(seeds)
     runs = tuple(run_kardam(problem=problem, rounds=rounds, learning_rate=check_real("learning_rate", learning_rate,

@@ -31,14 +31,14 @@ import math
 
 import numpy as np
 
-from bounds import adp2sgd as xu
-from bounds import mapa as li
-from bounds.theorem import hypothesis
-from bounds.validation import check_int, check_real
-from planner.simulate.data import Dataset
-from planner.simulate.engine import Durations
-from planner.simulate.models import Model
-from planner.validate import QUANTILES, Claim, ValidationReport, _claim, _seeds
+from fedplan.bounds import adp2sgd as xu
+from fedplan.bounds import mapa as li
+from fedplan.bounds.theorem import hypothesis
+from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.simulate.engine import Durations
+from fedplan.planner.simulate.models import Model
+from fedplan.planner.validate import QUANTILES, Claim, ValidationReport, _claim, _seeds
 
 __all__ = ["largest_theorem1_learning_rate", "validate_adp2sgd", "validate_audp", "validate_mapa"]
 
@@ -51,7 +51,7 @@ CURVE_POINTS = 50
 
 
 def _binary_unit_problem(dataset: Dataset, clients: int, seed: int):
-    from planner.simulate.adp2sgd import unit_norm_problem
+    from fedplan.planner.simulate.adp2sgd import unit_norm_problem
 
     if dataset.task != "binary":
         raise ValueError(f"the Xu/Li validations need a binary data set (logistic loss); got task {dataset.task!r}")
@@ -124,9 +124,9 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
     (:func:`largest_theorem1_learning_rate`). The bound is evaluated at the largest staleness measured over
     the runs (event-driven staleness is not bounded in advance).
     """
-    from planner.simulate.adp2sgd import run_adp2sgd
-    from planner.simulate.engine import DEFAULT_COMPUTE
-    from planner.simulate.graphs import make_graph, spectral_gap
+    from fedplan.planner.simulate.adp2sgd import run_adp2sgd
+    from fedplan.planner.simulate.engine import DEFAULT_COMPUTE
+    from fedplan.planner.simulate.graphs import make_graph, spectral_gap
 
     seeds = _seeds(seeds)
     problem = _binary_unit_problem(dataset, workers, seeds[0])
@@ -186,7 +186,7 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
 # --------------------------------------------------------------------------------------------
 
 def _li_setting(dataset: Dataset, edges: int, seed: int) -> tuple:
-    from planner.simulate.mapa import unit_logistic_constants
+    from fedplan.planner.simulate.mapa import unit_logistic_constants
 
     problem = _binary_unit_problem(dataset, edges, seed)
     return (problem, *unit_logistic_constants(problem))
@@ -214,7 +214,7 @@ def validate_audp(*, dataset: Dataset, edges: int = 5, iterations: int = 3000, b
     τ_max defaults to K (li L401); the default timing is cyclic (equal constant compute times, τ(t) ≤ K − 1),
     which Theorem 2's telescoping step needs (li I-11).
     """
-    from planner.simulate.mapa import run_audp
+    from fedplan.planner.simulate.mapa import run_audp
 
     seeds = _seeds(seeds)
     problem, smoothness, sigma, gap = _li_setting(dataset, edges, seeds[0])
@@ -302,7 +302,7 @@ def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, b
     ``None``: Theorem 3 with failure probability ``delta``). Default timing: exponential compute with means
     1, 1, 2, 2, 4, ... (heterogeneous edges, li Fig. 2) and ``tau_policy="drop"`` to keep τ(t) ≤ τ_max.
     """
-    from planner.simulate.mapa import plan_for_problem, run_mapa
+    from fedplan.planner.simulate.mapa import plan_for_problem, run_mapa
 
     seeds = _seeds(seeds)
     problem, smoothness, sigma, gap = _li_setting(dataset, edges, seeds[0])

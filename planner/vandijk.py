@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds import accounting, rdp, vandijk
-from bounds.accounting import AccountingResult
-from bounds.theorem import all_hold
-from bounds.validation import check_choice, check_real
-from planner.export import Schedule, package_versions
+from fedplan.bounds import accounting, rdp, vandijk
+from fedplan.bounds.accounting import AccountingResult
+from fedplan.bounds.theorem import all_hold
+from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.export import Schedule, package_versions
 
 STEP_RULES = ("inverse", "inverse-sqrt")
 SAMPLING_NOTE = ("Poisson sampling with rate q_i = s_i/N_c per round (an idealisation: the paper's Algorithm 1 "

@@ -146,7 +146,7 @@ def test_corrected_plan_of_the_main_text_example(page):
 def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):
     import re
 
-    from bounds import vandijk
+    from fedplan.bounds import vandijk
 
     text = next(m.value for m in page.markdown if m.value.startswith("Transitions:"))
     shown = [float(value) for value in re.findall(r"K⁺?⁻?\) = ([0-9.]+)", text)]

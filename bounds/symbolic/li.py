@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from bounds.symbolic.algebra import as_function, solve_positive
+from fedplan.bounds.symbolic.algebra import as_function, solve_positive
 
 __all__ = ["as_function"]  # re-exported for callers that evaluate these derivations
 

@@ -27,7 +27,7 @@ from functools import cache
 
 import sympy as sp
 
-from bounds.symbolic.algebra import as_function, monomial, solve_positive
+from fedplan.bounds.symbolic.algebra import as_function, monomial, solve_positive
 
 __all__ = ["as_function", "monomial"]  # re-exported for callers that evaluate these derivations
 

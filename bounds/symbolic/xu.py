@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from bounds.symbolic.algebra import as_function
+from fedplan.bounds.symbolic.algebra import as_function
 
 __all__ = ["as_function"]  # re-exported for callers that evaluate these derivations
 

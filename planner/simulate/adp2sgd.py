@@ -38,14 +38,14 @@ from collections import deque
 
 import numpy as np
 
-from bounds import adp2sgd as xu
-from bounds.validation import check_choice, check_int, check_real
-from planner.simulate.data import Dataset
-from planner.simulate.engine import DEFAULT_COMPUTE, Durations, spawn_generators
-from planner.simulate.graphs import Graph, spectral_gap
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem, make_problem
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+from fedplan.bounds import adp2sgd as xu
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, Durations, spawn_generators
+from fedplan.planner.simulate.graphs import Graph, spectral_gap
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem, make_problem
+from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
 __all__ = ["STALENESS", "adp2sgd_ledger", "Objective", "run_adp2sgd", "unit_norm_problem"]
 
@@ -275,8 +275,8 @@ PRESETS = {
 def run_preset(name: str, *, seed: int = 0, delta: float = 1e-5, progress=None) -> SimulationResult:
     """Run preset ``name`` (:data:`PRESETS`): ``adp2sgd-ring`` (K = 8 on a ring, exponential compute times of
     equal mean) or ``adp2sgd-case2`` (K = 9 on a 3 x 3 torus, worker 0 ten times slower: xu Case II, L233)."""
-    from planner.simulate.data import load_dataset
-    from planner.simulate.graphs import make_graph
+    from fedplan.planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.graphs import make_graph
 
     options = dict(PRESETS[check_choice("preset", name, tuple(PRESETS))])
     data = load_dataset("synthetic", seed=seed, n_samples=options.pop("n_samples"),

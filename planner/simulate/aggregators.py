@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bounds import byzantine
-from bounds.validation import check_choice, check_int
+from fedplan.bounds import byzantine
+from fedplan.bounds.validation import check_choice, check_int
 
 __all__ = ["RULES", "aggregate", "average", "bulyan", "krum", "krum_scores", "multi_krum", "pairwise_sq_distances"]
 

@@ -37,13 +37,13 @@ from collections import deque
 import numpy as np
 from scipy.special import ndtri
 
-from bounds import kardam
-from bounds.validation import check_choice, check_int, check_real
-from planner.simulate import aggregators
-from planner.simulate.engine import DEFAULT_COMPUTE, Durations, EventQueue, spawn_generators
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+from fedplan.bounds import kardam
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.simulate import aggregators
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, Durations, EventQueue, spawn_generators
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
 __all__ = ["ARRIVALS", "ATTACKS", "DAMPENINGS", "little_is_enough_z", "run_byzantine_sync", "run_kardam"]
 
@@ -206,7 +206,7 @@ def run_kardam(*, problem: Problem, rounds: int, learning_rate: float, byzantine
     (AdaSGD/DynSGD without boosting). The run stops early (``config["stalled"]``) after ``max_pushes``
     pushes (default 50·R·rounds + 10n). The result's ``config["filters"]`` holds the drop rates.
     """
-    from bounds.byzantine import max_byzantine
+    from fedplan.bounds.byzantine import max_byzantine
 
     start = wallclock.perf_counter()
     rounds = check_int("rounds", rounds, low=1)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from planner.datasets import load_libsvm, split_clients, synthetic_logistic
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.datasets import load_libsvm, split_clients, synthetic_logistic
 
 __all__ = ["SCHEMES", "SKLEARN_SETS", "Dataset", "load_dataset", "partition", "synthetic_linear",
            "train_test_indices"]

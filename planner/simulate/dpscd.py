@@ -32,12 +32,12 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit
 
-from bounds import dpscd
-from bounds.validation import check_choice, check_int, check_real
-from planner.simulate.data import Dataset, load_dataset
-from planner.simulate.engine import finite_or_none, spawn_generators
-from planner.simulate.models import Model, is_finite
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+from fedplan.bounds import dpscd
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.simulate.data import Dataset, load_dataset
+from fedplan.planner.simulate.engine import finite_or_none, spawn_generators
+from fedplan.planner.simulate.models import Model, is_finite
+from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
 __all__ = ["DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "DualProblem", "calibrate_pair", "dp_ledger",
            "make_dual_problem", "preset_problem", "run_dpscd", "run_dpscd_preset", "run_dpsgd"]
@@ -251,7 +251,7 @@ def calibrate_pair(*, examples: int, target_epsilon: float, target_delta: float,
                    dpsgd_batch_size: int, dpsgd_epochs: float, accountant: str = "ma128",
                    clipping_norm: float | None = None) -> PairCalibration:
     """DP-SCD's σ for (q = L/N, T = ⌊epochs·N/L⌋) and DP-SGD's σ for its own q and T, both ε ≤ target."""
-    from planner.dpscd import plan_dpscd
+    from fedplan.planner.dpscd import plan_dpscd
 
     plan = plan_dpscd(target_epsilon=target_epsilon, target_delta=target_delta, examples=examples,
                       batch_size=batch_size, epochs=epochs, accountant=accountant, clipping_norm=clipping_norm,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 __all__ = ["DEFAULT_COMPUTE", "DEFAULT_LATENCY", "DISTRIBUTIONS", "DelayLog", "Durations", "EventQueue", "UnitStream",
            "spawn_generators"]

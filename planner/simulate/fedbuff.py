@@ -26,12 +26,12 @@ import time as wallclock
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from planner.export import Schedule
-from planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, Durations, spawn_generators
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult, gaussian_ledger
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.export import Schedule
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, Durations, spawn_generators
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult, gaussian_ledger
 
 __all__ = ["STALENESS_WEIGHTS", "run_fedbuff", "staleness_weight"]
 

@@ -24,13 +24,13 @@ import time as wallclock
 
 import numpy as np
 
-from bounds import fedsgd_dpc as zhou
-from bounds.validation import check_choice, check_int, check_real
-from planner.export import Schedule
-from planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, Durations, spawn_generators
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem
-from planner.simulate.records import (
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.export import Schedule
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, Durations, spawn_generators
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.simulate.records import (
     Diverged,
     RoundRecorder,
     SimulationResult,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int
+from fedplan.bounds.validation import check_choice, check_int
 
 __all__ = ["TOPOLOGIES", "Graph", "gossip_expectation", "make_graph", "spectral_gap"]
 

@@ -35,14 +35,14 @@ import time as wallclock
 
 import numpy as np
 
-from bounds import composition
-from bounds import mapa as li
-from bounds.validation import check_choice, check_int, check_real
-from planner.simulate.adp2sgd import Objective
-from planner.simulate.engine import DEFAULT_COMPUTE, Durations, spawn_generators
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem
-from planner.simulate.records import Diverged, RoundRecorder, SimulationResult
+from fedplan.bounds import composition
+from fedplan.bounds import mapa as li
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.simulate.adp2sgd import Objective
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, Durations, spawn_generators
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
 __all__ = ["AUDP_STEPS", "PRESETS", "TAU_POLICIES", "l2_laplace_noise", "mapa_ledger", "plan_for_problem", "run_audp",
            "run_mapa", "run_preset", "unit_logistic_constants"]
@@ -286,8 +286,8 @@ def run_preset(name: str, *, seed: int = 0, progress=None) -> SimulationResult:
     1, 1, 2, 2, 4 as in li Fig. 2, uploads staler than τ_max = K dropped; start at the clip C₀ = 1 = max‖x‖, li
     L442) or ``audp-cyclic`` (AUDP with Eq. (10), equal constant compute times: the paper's cyclic delays, L401).
     """
-    from planner.simulate.adp2sgd import unit_norm_problem
-    from planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.adp2sgd import unit_norm_problem
+    from fedplan.planner.simulate.data import load_dataset
 
     options = PRESETS[check_choice("preset", name, tuple(PRESETS))]
     data = load_dataset("synthetic", seed=seed, n_samples=PRESET_DATA["n_samples"],

@@ -19,8 +19,8 @@ import math
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from bounds.validation import check_choice, check_real
-from planner.estimate import MODELS, _make_data, _minimise, _Model
+from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.estimate import MODELS, _make_data, _minimise, _Model
 
 __all__ = ["MODELS", "Model", "is_finite"]
 

@@ -17,11 +17,11 @@ import math
 import os
 from pathlib import Path
 
-from bounds.validation import check_choice
-from planner.simulate.data import load_dataset
-from planner.simulate.problem import make_problem
-from planner.simulate.records import SimulationResult
-from planner.simulate.vandijk import inputs_from_schedule, run_vandijk
+from fedplan.bounds.validation import check_choice
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.problem import make_problem
+from fedplan.planner.simulate.records import SimulationResult
+from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 
 __all__ = ["PRESETS", "data_file", "run_preset"]
 
@@ -41,7 +41,7 @@ def data_file(name: str) -> Path:
 
 
 def _vandijk_plan():
-    from planner.vandijk import plan_vandijk
+    from fedplan.planner.vandijk import plan_vandijk
 
     keys = ("initial_size", "client_size", "epsilon", "grad_computations", "sigma", "p", "r0", "variant",
             "learning_rate", "decay", "step_rule")
@@ -54,7 +54,7 @@ def run_preset(name: str, *, dataset: str | None = None, seed: int = 0, accounta
 
     ``with_optimum`` also computes w* for ‖w − w*‖² (an L-BFGS solve of the ill-conditioned w8a problem, ~5 s).
     """
-    from planner.vandijk import round_step_sizes
+    from fedplan.planner.vandijk import round_step_sizes
 
     name = check_choice("preset", name, PRESETS)
     data = load_dataset(dataset or str(data_file("w8a.libsvm")), seed=seed,

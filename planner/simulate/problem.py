@@ -8,10 +8,10 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from bounds.validation import check_int, check_real
-from planner.simulate.data import Dataset, partition
-from planner.simulate.models import Model
-from planner.simulate.records import Evaluator
+from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.simulate.data import Dataset, partition
+from fedplan.planner.simulate.models import Model
+from fedplan.planner.simulate.records import Evaluator
 
 __all__ = ["ClientArrays", "Problem", "make_problem"]
 

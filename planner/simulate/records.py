@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bounds import accounting
-from bounds.composition import basic_composition
-from bounds.validation import check_int
-from planner.export import Schedule
-from planner.simulate.engine import finite_or_none
-from planner.simulate.models import Model
+from fedplan.bounds import accounting
+from fedplan.bounds.composition import basic_composition
+from fedplan.bounds.validation import check_int
+from fedplan.planner.export import Schedule
+from fedplan.planner.simulate.engine import finite_or_none
+from fedplan.planner.simulate.models import Model
 
 __all__ = ["RECORD_FIELDS", "Diverged", "Evaluator", "RoundRecorder", "SimulationResult", "gaussian_ledger",
            "laplace_ledger", "merge_releases"]

@@ -52,8 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from planner import cli_sim_damaskinos, cli_sim_xu_li, cli_simulate
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner import cli_sim_damaskinos, cli_sim_xu_li, cli_simulate
 
 __all__ = ["RESULT_COLUMNS", "RUNNERS", "CsvStream", "Run", "Runner", "Sweep", "SweepResult", "execute", "iter_rows",
            "load_sweep", "parse_sweep", "run_sweep", "table_format", "write_table"]
@@ -68,7 +68,7 @@ DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
 #: Options of ``fedplan simulate`` that a sweep sets itself.
 RESERVED = frozenset({"help", "json", "seed", "seeds", "validate"})
 #: Modules the local worker processes import once, before they are forked (data, models, the engines' base).
-PRELOAD = (__name__, "planner.simulate.problem")
+PRELOAD = (__name__, "fedplan.planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
 CONNECT_TIMEOUT = "10s"
 

@@ -35,12 +35,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bounds.validation import check_choice, check_int, check_real
-from planner.export import Schedule
-from planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, DelayLog, Durations, EventQueue, spawn_generators
-from planner.simulate.models import is_finite
-from planner.simulate.problem import Problem
-from planner.simulate.records import (
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.export import Schedule
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, DelayLog, Durations, EventQueue, spawn_generators
+from fedplan.planner.simulate.models import is_finite
+from fedplan.planner.simulate.problem import Problem
+from fedplan.planner.simulate.records import (
     POISSON_SAMPLING,
     Diverged,
     RoundRecorder,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bounds import accounting, pld, rdp
+from fedplan.bounds import accounting, pld, rdp
 
 DELTA = 1e-5
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds import adp2sgd as x
+from fedplan.bounds import adp2sgd as x
 
 CIFAR = x.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
 FAST = settings(max_examples=50, deadline=None)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds import byzantine
+from fedplan.bounds import byzantine
 
 RESILIENT = ("krum", "multi-krum", "bulyan", "kardam", "kardam-strict")
 

@@ -8,8 +8,8 @@ import mpmath
 import pytest
 from dp_accounting.pld import privacy_loss_distribution
 
-from bounds import composition
-from bounds.composition import advanced_composition, optimal_composition_epsilon
+from fedplan.bounds import composition
+from fedplan.bounds.composition import advanced_composition, optimal_composition_epsilon
 
 
 def test_laplace_scale_and_epsilon_are_inverse():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from bounds import dpscd
+from fedplan.bounds import dpscd
 
 MSD = 347_786
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from bounds import accounting, composition
-from bounds import fedsgd_dpc as z
+from fedplan.bounds import accounting, composition
+from fedplan.bounds import fedsgd_dpc as z
 
 RNG_SEED = 20240607
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds import kardam
+from fedplan.bounds import kardam
 
 INVERSE = kardam.Dampening("inverse")
 EXAMPLE = dict(loss_gap=1.0, lipschitz=1.0, decay_bound=1.134, max_adaptive_rate=49.0, dimension=10,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds import composition, mapa
+from fedplan.bounds import composition, mapa
 
 BASE = dict(epsilon=0.1, delta=1e-3, sigma=30.0, batch_size=12, smoothness=10.0, max_staleness=5, theta=0.5,
             iterations=2000, initial_gap=1.0, num_edges=5)

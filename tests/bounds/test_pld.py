@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bounds import pld, rdp
+from fedplan.bounds import pld, rdp
 
 REFERENCE = [(0.01, 1.1, 10_000)]
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
-from bounds import rdp
+from fedplan.bounds import rdp
 
 ORDERS = np.asarray(rdp.RDP_ORDERS)
 INTEGER = ORDERS == np.floor(ORDERS)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bounds.search import NoBoundaryError, Point, find_boundary
+from fedplan.bounds.search import NoBoundaryError, Point, find_boundary
 
 
 def counting(function):

@@ -13,8 +13,8 @@ import math
 import pytest
 import sympy as sp
 
-from bounds import vandijk as v
-from bounds.symbolic import vandijk as sym
+from fedplan.bounds import vandijk as v
+from fedplan.bounds.symbolic import vandijk as sym
 
 p, r, gamma, alpha = sym.p, sym.r, sym.gamma, sym.alpha
 epsilon, N_c, s, K = sym.epsilon, sym.N_c, sym.s, sym.K

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from bounds import dpscd, kardam
-from bounds.symbolic import damaskinos as sym
+from fedplan.bounds import dpscd, kardam
+from fedplan.bounds.symbolic import damaskinos as sym
 
 Z = sym.DAMASKINOS
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from bounds import mapa
-from bounds.symbolic import li as sym
+from fedplan.bounds import mapa
+from fedplan.bounds.symbolic import li as sym
 
 S = sym.LI
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from bounds import adp2sgd as x
-from bounds.symbolic import xu as sym
+from fedplan.bounds import adp2sgd as x
+from fedplan.bounds.symbolic import xu as sym
 
 X = sym.XU
 

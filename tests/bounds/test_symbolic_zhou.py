@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from bounds import fedsgd_dpc as f
-from bounds.symbolic import zhou as sym
+from fedplan.bounds import fedsgd_dpc as f
+from fedplan.bounds.symbolic import zhou as sym
 
 Z = sym.ZHOU
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bounds.validation import check_choice, check_int, check_real
+from fedplan.bounds.validation import check_choice, check_int, check_real
 
 
 def test_real_intervals_and_messages():

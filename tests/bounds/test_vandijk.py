@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from bounds import rdp
-from bounds import vandijk as v
-from bounds.theorem import all_hold
+from fedplan.bounds import rdp
+from fedplan.bounds import vandijk as v
+from fedplan.bounds.theorem import all_hold
 
 
 def _r0_by_root_finding(sigma, p):

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from bounds.theorem import all_hold
-from bounds.vandijk_sequences import (
+from fedplan.bounds.theorem import all_hold
+from fedplan.bounds.vandijk_sequences import (
     MAX_ROUNDS,
     constant_size_rounds,
     delay_envelope,

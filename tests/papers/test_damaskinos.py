@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from bounds import byzantine, dpscd, kardam
-from planner.dpscd import plan_dpscd
+from fedplan.bounds import byzantine, dpscd, kardam
+from fedplan.planner.dpscd import plan_dpscd
 
 # (N, epochs) of §6.5.1 (L1542, L1546; spec A27): MSD, Adult, Phishing.
 DATASETS = {"msd": (347_786, 50), "adult": (24_420, 10), "phishing": (6218, 10)}

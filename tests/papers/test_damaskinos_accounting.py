@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from bounds import rdp
-from bounds.search import find_boundary
+from fedplan.bounds import rdp
+from fedplan.bounds.search import find_boundary
 
 
 def ma128(q: float, sigma: float, steps: int, delta: float) -> float:

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from bounds import mapa
+from fedplan.bounds import mapa
 
 DEFAULTS = dict(epsilon=0.1, delta=1e-3, sigma=30.0, batch_size=12, smoothness=10.0, max_staleness=5, theta=0.5,
                 num_edges=5, noise_model="paper")

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from bounds import vandijk as v
-from bounds.theorem import all_hold
-from bounds.vandijk_sequences import power_sequence
+from fedplan.bounds import vandijk as v
+from fedplan.bounds.theorem import all_hold
+from fedplan.bounds.vandijk_sequences import power_sequence
 
 E = math.e
 

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from bounds import adp2sgd as x
-from bounds import rdp
+from fedplan.bounds import adp2sgd as x
+from fedplan.bounds import rdp
 
 CIFAR = x.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
 SWB = x.Setting(workers=16, examples_per_worker=262500, batch_size=128, steps=656250, delta=1e-5)

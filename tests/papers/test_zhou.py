@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from bounds import fedsgd_dpc as z
-from bounds import rdp
+from fedplan.bounds import fedsgd_dpc as z
+from fedplan.bounds import rdp
 
 N = 10
 EPSILONS = (1.0, 5.0, 10.0)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from bounds import adp2sgd as xu
-from planner.adp2sgd import plan_adp2sgd
-from planner.export import load_schedule_file, write_schedule
+from fedplan.bounds import adp2sgd as xu
+from fedplan.planner.adp2sgd import plan_adp2sgd
+from fedplan.planner.export import load_schedule_file, write_schedule
 
 CIFAR = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from planner import cli
+from fedplan.planner import cli
 
 REFERENCE = ["--sample-rate", "0.01", "--noise-multiplier", "1.1", "--steps", "10000", "--delta", "1e-5"]
 
@@ -104,7 +104,7 @@ def test_installed_console_script_reports_errors_without_traceback():
                            "--delta", "1e-5"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip() == "fedplan: error: sample_rate must be a real number in (0, 1]; got 2"
-    done = subprocess.run([sys.executable, "-m", "planner.cli", "epsilon", *REFERENCE, "--accountant", "rdp",
+    done = subprocess.run([sys.executable, "-m", "fedplan", "epsilon", *REFERENCE, "--accountant", "rdp",
                            "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and json.loads(done.stdout)["accountant"] == "rdp"
 
@@ -114,7 +114,7 @@ def test_a_closed_pipe_is_not_a_traceback():
     import sys
 
     # `true` exits at once, long before Python has started, so the print meets a closed pipe.
-    command = f"{sys.executable} -m planner.cli mapa schedule --iterations 25000 --initial-gap 100 | true"
+    command = f"{sys.executable} -m fedplan mapa schedule --iterations 25000 --initial-gap 100 | true"
     finished = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=60)
     assert (finished.returncode, finished.stderr) == (0, "")
 

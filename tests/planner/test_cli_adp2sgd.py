@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from planner import cli
+from fedplan.planner import cli
 
 SETTING = ["--workers", "16", "--examples-per-worker", "3125", "--batch-size", "256", "--steps", "58594",
            "--delta", "1e-5"]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from planner import cli
+from fedplan.planner import cli
 
 MSD = ["--delta", "1e-3", "--examples", "347786", "--epochs", "50"]
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from planner import cli
-from planner.export import load_schedule_file
+from fedplan.planner import cli
+from fedplan.planner.export import load_schedule_file
 
 
 def run(capsys, *argv):

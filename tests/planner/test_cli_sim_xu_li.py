@@ -2,7 +2,7 @@
 
 import json
 
-from planner.cli import main
+from fedplan.planner.cli import main
 
 
 def run(capsys, *argv):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from planner.cli import main
+from fedplan.planner.cli import main
 
 
 def run(capsys, *argv):

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from planner.cli import main
+from fedplan.planner.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "sweep_example.yaml"
 CONFIG = {"algorithm": "fedbuff",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from planner.datasets import load_libsvm, split_clients, synthetic_logistic
+from fedplan.planner.datasets import load_libsvm, split_clients, synthetic_logistic
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.planner.display import epsilon_text, parse_number, parse_whole
 
 
 def test_parse_number_and_whole():
@@ -29,6 +29,6 @@ def test_epsilon_is_shown_rounded_up():
 
 
 def test_integral_keeps_non_integers_for_the_bounds_to_reject():
-    from planner.display import integral
+    from fedplan.planner.display import integral
 
     assert integral(5.0) == 5 and isinstance(integral(5.0), int) and integral(2.5) == 2.5

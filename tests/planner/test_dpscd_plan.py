@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bounds import dpscd
-from planner import export
-from planner.dpscd import plan_dpscd
+from fedplan.bounds import dpscd
+from fedplan.planner import export
+from fedplan.planner.dpscd import plan_dpscd
 
 MSD = dict(target_delta=1e-3, examples=347_786, epochs=50)
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from planner.datasets import load_libsvm, split_clients, synthetic_logistic
-from planner.estimate import GRADIENT_TOLERANCE, ProblemConstants, estimate_constants
+from fedplan.planner.datasets import load_libsvm, split_clients, synthetic_logistic
+from fedplan.planner.estimate import GRADIENT_TOLERANCE, ProblemConstants, estimate_constants
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 RHO = 0.05
@@ -372,7 +372,7 @@ def test_lanczos_path_agrees_with_the_dense_eigenvalues(regression, monkeypatch)
     X, y = regression
     blocks = [np.arange(0, 30), np.arange(30, 60)]
     dense = estimate_constants(X=X, y=y, model="ridge", regularization=RHO, client_indices=blocks)
-    monkeypatch.setattr("planner.estimate.DENSE_EIGEN_MAX_FEATURES", 0)
+    monkeypatch.setattr("fedplan.planner.estimate.DENSE_EIGEN_MAX_FEATURES", 0)
     lanczos = estimate_constants(X=sp.csr_matrix(X), y=y, model="ridge", regularization=RHO, client_indices=blocks)
     np.testing.assert_allclose(lanczos.mu_i, dense.mu_i, rtol=1e-8)
     np.testing.assert_allclose(lanczos.lam_i, dense.lam_i, rtol=1e-8)
@@ -381,7 +381,7 @@ def test_lanczos_path_agrees_with_the_dense_eigenvalues(regression, monkeypatch)
 @pytest.mark.parametrize(("model", "k", "sparse"), [("logistic", 1, False), ("softmax", 3, True), ("ridge", 1, False)])
 def test_newton_polish_uses_the_exact_hessian(binary, multiclass, regression, model, k, sparse):
     # white box: the dense Hessian of the Newton polish against the explicit one
-    from planner.estimate import _make_data, _Model
+    from fedplan.planner.estimate import _make_data, _Model
 
     X, y = {"logistic": binary, "softmax": multiclass, "ridge": regression}[model]
     labels = y.astype(np.int64) if model == "softmax" else y
@@ -397,6 +397,6 @@ def test_constants_feed_zhou_problem(binary):
     kwargs = c.fedsgd_problem_kwargs()
     assert kwargs["strong_convexity"] == c.mu and kwargs["smoothness"] == c.lam and kwargs["gradient_bound"] == c.G
     assert kwargs["heterogeneity"] == c.Gamma and kwargs["initial_distance"] == c.Y0 and kwargs["model_dim"] == 4
-    fedsgd_dpc = pytest.importorskip("bounds.fedsgd_dpc")
+    fedsgd_dpc = pytest.importorskip("fedplan.bounds.fedsgd_dpc")
     problem = fedsgd_dpc.Problem(**kwargs)
     assert problem.gamma == pytest.approx(c.gamma) and problem.total_size == 90

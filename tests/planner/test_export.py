@@ -2,7 +2,7 @@
 
 import pytest
 
-from planner.export import Schedule, load_schedule_file, render, write_schedule
+from fedplan.planner.export import Schedule, load_schedule_file, render, write_schedule
 
 
 def make():

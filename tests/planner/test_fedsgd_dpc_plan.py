@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bounds import fedsgd_dpc as zhou
-from planner import cli
-from planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.planner import cli
+from fedplan.planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
 
 PHISHING = Path(__file__).resolve().parents[3] / "shared" / "data" / "phishing.libsvm"
 RAW = ["--mu", "10", "--lam", "20", "--G", "1", "--xi1", "1", "--Gamma", "0", "--Y0", "1", "--N", "10",

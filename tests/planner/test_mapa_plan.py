@@ -6,9 +6,9 @@ import csv
 import numpy as np
 import pytest
 
-from bounds import mapa
-from planner.export import load_schedule_file, write_schedule
-from planner.mapa import plan_mapa
+from fedplan.bounds import mapa
+from fedplan.planner.export import load_schedule_file, write_schedule
+from fedplan.planner.mapa import plan_mapa
 
 PAPER = dict(epsilon=0.1, delta=1e-3, sigma=30.0, batch_size=12, smoothness=10.0, max_staleness=5, theta=0.5,
              iterations=25_000, initial_gap=1.0, num_edges=5, noise_model="paper")

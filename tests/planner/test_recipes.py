@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from planner.datasets import synthetic_logistic
-from planner.export import load_schedule_file, write_schedule
-from planner.recipes import RECIPES, PlanRequest, plan
-from planner.vandijk import plan_vandijk
+from fedplan.planner.datasets import synthetic_logistic
+from fedplan.planner.export import load_schedule_file, write_schedule
+from fedplan.planner.recipes import RECIPES, PlanRequest, plan
+from fedplan.planner.vandijk import plan_vandijk
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_unknown_recipe_is_an_error(request_5_clients):
 
 
 def test_dpscd_recipe_is_the_authors_ma128_sigma_with_the_tight_epsilon_of_the_same_schedule(request_5_clients):
-    from bounds import accounting, dpscd
+    from fedplan.bounds import accounting, dpscd
 
     result = plan("dpscd", request_5_clients)
     head = result.headline
@@ -92,7 +92,7 @@ def test_dpscd_recipe_is_the_authors_ma128_sigma_with_the_tight_epsilon_of_the_s
 
 
 def test_adp2sgd_recipe_falls_back_to_the_tight_noise_below_theorem_2s_floor(request_5_clients):
-    from bounds import adp2sgd as xu
+    from fedplan.bounds import adp2sgd as xu
 
     result = plan("adp2sgd", request_5_clients)
     head = result.headline
@@ -105,7 +105,7 @@ def test_adp2sgd_recipe_falls_back_to_the_tight_noise_below_theorem_2s_floor(req
 
 
 def test_mapa_recipe_spends_the_budget_per_edge_and_the_optimal_composition_is_below_it(request_5_clients):
-    from bounds.composition import best_composition, optimal_composition_epsilon
+    from fedplan.bounds.composition import best_composition, optimal_composition_epsilon
 
     result = plan("mapa", request_5_clients)
     head = result.headline

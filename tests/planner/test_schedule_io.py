@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bounds.accounting import Segment
-from planner.schedule_io import load_schedule
+from fedplan.bounds.accounting import Segment
+from fedplan.planner.schedule_io import load_schedule
 
 
 def test_csv_with_columns_in_any_order(tmp_path):

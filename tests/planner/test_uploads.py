@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.uploads import dataset_from_upload
+from fedplan.planner.uploads import dataset_from_upload
 
 
 def test_libsvm_upload_maps_binary_labels():
@@ -45,7 +45,7 @@ def test_malformed_uploads_are_clear_errors(name, content, message):
 
 
 def test_uploaded_schedule_segments_and_their_errors():
-    from planner.uploads import segments_from_upload
+    from fedplan.planner.uploads import segments_from_upload
 
     segments = segments_from_upload("s.csv", b"sample_rate,noise_multiplier,steps\n0.01,1.1,100\n0.02,2,50\n")
     assert [(s.sample_rate, s.noise_multiplier, s.steps) for s in segments] == [(0.01, 1.1, 100), (0.02, 2.0, 50)]

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from bounds import accounting
-from bounds.vandijk_sequences import delay_envelope
-from planner.simulate.data import load_dataset
-from planner.validate import validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
-from planner.vandijk import plan_vandijk
+from fedplan.bounds import accounting
+from fedplan.bounds.vandijk_sequences import delay_envelope
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.validate import validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
+from fedplan.planner.vandijk import plan_vandijk
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,8 @@ def test_seeds_are_validated(small):
 
 
 def test_progress_callback_sees_every_seed():
-    from planner.simulate.data import load_dataset
-    from planner.validate import validate_fedsgd_dpc
+    from fedplan.planner.simulate.data import load_dataset
+    from fedplan.planner.validate import validate_fedsgd_dpc
 
     calls = []
     report = validate_fedsgd_dpc(dataset=load_dataset("synthetic", n_samples=1000, n_features=5), clients=5,
@@ -75,7 +75,7 @@ def test_progress_callback_sees_every_seed():
 
 
 def test_report_summary_and_statement():
-    from planner.validate import Claim, ValidationReport
+    from fedplan.planner.validate import Claim, ValidationReport
 
     claims = (Claim("a <= b", 1.0, 2.0, "<=", True, "1 <= 2", "src A"),
               Claim("c <= d", 3.0, 2.0, "<=", False, "3 <= 2", "src B"))

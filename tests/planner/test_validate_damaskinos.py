@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from bounds import dpscd
-from planner.simulate.data import load_dataset
-from planner.simulate.dpscd import make_dual_problem, preset_problem
-from planner.simulate.problem import make_problem
-from planner.validate_damaskinos import validate_dpscd, validate_kardam
+from fedplan.bounds import dpscd
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.dpscd import make_dual_problem, preset_problem
+from fedplan.planner.simulate.problem import make_problem
+from fedplan.planner.validate_damaskinos import validate_dpscd, validate_kardam
 
 
 def claims(report):

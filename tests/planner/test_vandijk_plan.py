@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from bounds import accounting, rdp
-from planner import cli
-from planner.export import load_schedule_file, render
-from planner.vandijk import matching_constant_noise, plan_vandijk, round_step_sizes, smallest_sigma
+from fedplan.bounds import accounting, rdp
+from fedplan.planner import cli
+from fedplan.planner.export import load_schedule_file, render
+from fedplan.planner.vandijk import matching_constant_noise, plan_vandijk, round_step_sizes, smallest_sigma
 
 EXAMPLE3 = dict(initial_size=16, client_size=10_000, grad_computations=25_000, epsilon=1, sigma=8, r0=1 / math.e)
 
@@ -61,7 +61,7 @@ def test_smallest_sigma_meets_the_target_and_a_slightly_smaller_sigma_does_not()
     plan = plan_vandijk(**{**EXAMPLE3, "sigma": None}, sigma_range=(4, 20), delta=1e-10, with_pld=False)
     sel = plan.selection
     assert sel.delta <= 1e-10
-    from bounds.vandijk import select_parameters
+    from fedplan.bounds.vandijk import select_parameters
     below = select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=1, epsilon=1,
                               sigma=sel.sigma * (1 - 2e-4), r0=1 / math.e)
     assert below.delta > 1e-10

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.simulate import aggregators as gar
+from fedplan.planner.simulate import aggregators as gar
 
 
 def brute_scores(G, f):

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from bounds import adp2sgd as xu
-from planner.simulate import adp2sgd
-from planner.simulate.data import load_dataset
-from planner.simulate.engine import Durations
-from planner.simulate.graphs import gossip_expectation, make_graph, spectral_gap
+from fedplan.bounds import adp2sgd as xu
+from fedplan.planner.simulate import adp2sgd
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.engine import Durations
+from fedplan.planner.simulate.graphs import gossip_expectation, make_graph, spectral_gap
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from bounds import kardam
-from planner.simulate.byzantine import little_is_enough_z, run_byzantine_sync, run_kardam
-from planner.simulate.data import load_dataset
-from planner.simulate.problem import make_problem
+from fedplan.bounds import kardam
+from fedplan.planner.simulate.byzantine import little_is_enough_z, run_byzantine_sync, run_kardam
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.problem import make_problem
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.simulate.data import load_dataset, partition, synthetic_linear, train_test_indices
-from planner.simulate.models import Model
+from fedplan.planner.simulate.data import load_dataset, partition, synthetic_linear, train_test_indices
+from fedplan.planner.simulate.models import Model
 
 DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from bounds import dpscd
-from planner.simulate.data import load_dataset
-from planner.simulate.dpscd import (
+from fedplan.bounds import dpscd
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.dpscd import (
     _coordinate_updates,
     dp_ledger,
     make_dual_problem,

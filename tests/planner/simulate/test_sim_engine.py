@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from planner.simulate.engine import DelayLog, Durations, EventQueue, UnitStream, spawn_generators
+from fedplan.planner.simulate.engine import DelayLog, Durations, EventQueue, UnitStream, spawn_generators
 
 
 def test_event_queue_orders_by_time_then_insertion_and_moves_the_clock():

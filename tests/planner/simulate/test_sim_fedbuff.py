@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from bounds import accounting
-from planner.simulate import fedbuff
-from planner.simulate.data import load_dataset
-from planner.simulate.problem import make_problem
+from fedplan.bounds import accounting
+from fedplan.planner.simulate import fedbuff
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.problem import make_problem
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from bounds import composition
-from bounds import mapa as li
-from planner.simulate import mapa
-from planner.simulate.adp2sgd import unit_norm_problem
-from planner.simulate.data import load_dataset
-from planner.simulate.engine import Durations
+from fedplan.bounds import composition
+from fedplan.bounds import mapa as li
+from fedplan.planner.simulate import mapa
+from fedplan.planner.simulate.adp2sgd import unit_norm_problem
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.engine import Durations
 
 
 @pytest.fixture(scope="module")

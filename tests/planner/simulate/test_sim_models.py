@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from planner.simulate.models import Model
+from fedplan.planner.simulate.models import Model
 
 
 def _case(kind, seed=0, n=40, f=6, k=3):

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from bounds import accounting
-from bounds.vandijk import privacy_budget
-from planner.simulate.presets import data_file, run_preset
+from fedplan.bounds import accounting
+from fedplan.bounds.vandijk import privacy_budget
+from fedplan.planner.simulate.presets import data_file, run_preset
 
 pytestmark = pytest.mark.skipif(not data_file("w8a.libsvm").is_file(), reason="w8a.libsvm not available")
 

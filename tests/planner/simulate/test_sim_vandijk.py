@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from bounds import accounting
-from planner.simulate.data import load_dataset
-from planner.simulate.engine import Durations, spawn_generators
-from planner.simulate.problem import make_problem
-from planner.simulate.vandijk import run_vandijk
+from fedplan.bounds import accounting
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.engine import Durations, spawn_generators
+from fedplan.planner.simulate.problem import make_problem
+from fedplan.planner.simulate.vandijk import run_vandijk
 
 ZERO = Durations("constant", 0.0)
 
@@ -129,8 +129,8 @@ def test_records_are_json_ready_with_every_field(problem):
 
 
 def _bare_run(problem, sizes, sigma=0.0, clip=None):
-    from planner.simulate import vandijk as engine
-    from planner.simulate.records import RoundRecorder
+    from fedplan.planner.simulate import vandijk as engine
+    from fedplan.planner.simulate.records import RoundRecorder
 
     counts = np.array(sizes)[:, None].repeat(problem.n_clients, axis=1)
     rounds = len(sizes)
@@ -163,9 +163,9 @@ def test_noise_enters_client_and_server_with_the_same_sign(single):
 
 
 def test_the_ledger_says_which_sampling_was_executed():
-    from planner.simulate.data import load_dataset
-    from planner.simulate.problem import make_problem
-    from planner.simulate.vandijk import run_vandijk
+    from fedplan.planner.simulate.data import load_dataset
+    from fedplan.planner.simulate.problem import make_problem
+    from fedplan.planner.simulate.vandijk import run_vandijk
 
     problem = make_problem(dataset=load_dataset("synthetic", n_samples=600, n_features=4), clients=2,
                            with_optimum=False)

@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from planner.cli import main
-from planner.simulate import sweep as sweeps
-from planner.simulate.sweep import RUNNERS, Runner, load_sweep, parse_sweep, run_sweep, write_table
+from fedplan.planner.cli import main
+from fedplan.planner.simulate import sweep as sweeps
+from fedplan.planner.simulate.sweep import RUNNERS, Runner, load_sweep, parse_sweep, run_sweep, write_table
 
 #: A tiny FedBuff problem: one run takes a few milliseconds.
 TINY = {"n_samples": 300, "n_features": 4, "clients": 4, "rounds": 5, "sample_rate": 0.1, "buffer_size": 2,

@@ -1,0 +1,1 @@
+"""fedplan: plan differentially private federated and asynchronous training from theory."""
