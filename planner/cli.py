@@ -1,27 +1,33 @@
-"""The ``fedplan`` command line.
+"""The ``fedplan`` command line, generated from the request classes of :mod:`fedplan.planner.tasks`.
 
-Every subcommand prints a readable table, or one JSON object with ``--json``. Bad input is
-reported on one line on stderr with exit code 2 (never a traceback).
+Each request class is one command (its ``command`` words); each declared field is one option (``--field-name``,
+help from the declaration, the default from the dataclass). A command builds the request from the options that
+were given, runs it and prints its :class:`~fedplan.planner.tasks.base.Report` as a readable table, or as one
+JSON object with ``--json``. Bad input is reported on one line on stderr with exit code 2 (never a traceback).
+This module holds no logic of any command.
 
-    fedplan epsilon --sample-rate 0.01 --noise-multiplier 1.1 --steps 10000 --delta 1e-5
-    fedplan epsilon --schedule schedule.csv --delta 1e-5 --json
-    fedplan delta --sample-rate 0.01 --noise-multiplier 1.1 --steps 10000 --epsilon 2
+    fedplan epsilon --sample-rate 0.01 --noise-multiplier 1.1 --steps 1e4 --delta 1e-5
     fedplan calibrate noise --target-epsilon 2 --target-delta 1e-5 --sample-rate 0.01 --steps 10000
-    fedplan calibrate steps --target-epsilon 8 --target-delta 1e-5 --sample-rate 0.01 --noise-multiplier 1.1
-    fedplan calibrate sample-rate --target-epsilon 2 --target-delta 1e-5 --noise-multiplier 1.1 --steps 10000
+    fedplan app                       # the Streamlit app (needs fedplan[app])
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
+import importlib.util
+import math
 import os
 import sys
+import time
 from collections.abc import Sequence
 
-from fedplan.bounds import accounting
-from fedplan.planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
-from fedplan.planner.schedule_io import load_schedule
+from fedplan.planner.tasks import GROUPS, TASKS
+from fedplan.planner.tasks.base import Option, Request, flag_name, options
+
+#: The release that drops the deprecated spellings.
+DEPRECATED_UNTIL = "0.3"
+DEPRECATED_DEST = "deprecated:"
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -31,129 +37,151 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _add_accountant_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--accountant", choices=accounting.ACCOUNTANTS, default="pld",
-                        help="pld (tight, default) or rdp (fast, looser)")
-    parser.add_argument("--time-budget", type=float, default=accounting.DEFAULT_TIME_BUDGET, metavar="SECONDS",
-                        help="seconds PLD may take before the RDP answer is reported instead (default %(default)s)")
+def parse_count(text: str) -> int | float:
+    """A whole number as users type it: ``10000``, ``1e4`` or ``10000.0`` (a fraction is left for the request
+    to refuse by name)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number such as 10000 or 1e4; got {text!r}") from None
+    return int(value) if math.isfinite(value) and value.is_integer() else value
+
+
+PARSERS = {"count": parse_count, "real": float, "choice": str, "text": str}
+
+
+def _help(option: Option, default) -> str:
+    shown = default not in (None, False, dataclasses.MISSING) and not option.positional
+    if shown and isinstance(default, tuple):
+        default = " ".join(str(item) for item in default)
+    return f"{option.help} (default {default})" if shown else option.help
+
+
+def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) -> None:
+    """One option per declared field of ``request_type`` (defaults stay with the request: an option that is not
+    given is not passed)."""
+    defaults = {item.name: item.default for item in dataclasses.fields(request_type)}
+    for name, option in options(request_type).items():
+        if not option.cli:
+            continue
+        settings: dict = {"help": _help(option, defaults[name])}
+        if option.kind == "flag":
+            settings["action"] = "store_true"
+        else:
+            settings["type"] = PARSERS[option.kind]
+            if option.choices is not None:
+                settings["choices"] = option.choices
+            if option.multiple:
+                settings["nargs"] = "+"
+            if option.metavar is not None:
+                settings["metavar"] = option.metavar
+        if option.positional:
+            parser.add_argument(name, **settings)
+            continue
+        required = defaults[name] is dataclasses.MISSING
+        parser.add_argument(flag_name(name), *option.flags, dest=name, required=required, default=argparse.SUPPRESS,
+                            **settings)
+        for old in option.deprecated:
+            parser.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
+                                **{**settings, "help": argparse.SUPPRESS})
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-
-
-def _add_schedule_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sample-rate", "--sampling-probability", "-q", type=float, dest="sample_rate",
-                        help="Poisson sampling probability q in (0, 1]")
-    parser.add_argument("--noise-multiplier", "--sigma", type=float, dest="noise_multiplier",
-                        help="noise std / clipping norm")
-    parser.add_argument("--steps", "--rounds", type=float, dest="steps", help="number of steps (rounds) T")
-    parser.add_argument("--schedule", metavar="FILE",
-                        help="CSV or JSON file of segments (sample_rate, noise_multiplier, steps) "
-                             "instead of the three values")
+    parser.set_defaults(request_type=request_type)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="fedplan", description="Plan differentially private federated training.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
-
-    epsilon = commands.add_parser("epsilon", help="ε of a schedule at a given δ")
-    _add_schedule_options(epsilon)
-    epsilon.add_argument("--delta", type=float, required=True, help="target δ in (0, 1)")
-    _add_accountant_options(epsilon)
-
-    delta = commands.add_parser("delta", help="δ of a schedule at a given ε")
-    _add_schedule_options(delta)
-    delta.add_argument("--epsilon", type=float, required=True, help="ε ≥ 0")
-    _add_accountant_options(delta)
-
-    calibrate = commands.add_parser("calibrate", help="solve for one parameter given a target (ε, δ)")
-    which = calibrate.add_subparsers(dest="parameter", required=True, parser_class=_OneLineParser)
-    for name, needs in (("noise", ("sample_rate", "steps")), ("steps", ("sample_rate", "noise_multiplier")),
-                        ("sample-rate", ("noise_multiplier", "steps"))):
-        sub = which.add_parser(name, help=f"largest useful {name} with ε ≤ target")
-        sub.add_argument("--target-epsilon", type=float, required=True)
-        sub.add_argument("--target-delta", type=float, required=True)
-        if "sample_rate" in needs:
-            sub.add_argument("--sample-rate", "--sampling-probability", "-q", type=float, dest="sample_rate",
-                             required=True)
-        if "noise_multiplier" in needs:
-            sub.add_argument("--noise-multiplier", "--sigma", type=float, dest="noise_multiplier", required=True)
-        if "steps" in needs:
-            sub.add_argument("--steps", "--rounds", type=float, dest="steps", required=True)
-        _add_accountant_options(sub)
-    cli_vandijk.add_parser(commands)
-    cli_fedsgd_dpc.add_parser(commands)
-    cli_damaskinos.add_parser(commands)
-    cli_mapa.add_parser(commands)
-    cli_adp2sgd.add_parser(commands)
-    cli_simulate.add_parser(commands)
-    cli_sweep.add_parser(commands)
+    groups: dict[tuple[str, ...], argparse._SubParsersAction] = {(): commands}
+    for request_type in TASKS:
+        *path, leaf = request_type.command
+        for depth in range(len(path)):
+            prefix = tuple(path[:depth + 1])
+            if prefix not in groups:
+                group = groups[prefix[:-1]].add_parser(prefix[-1], help=GROUPS[prefix])
+                groups[prefix] = group.add_subparsers(dest="_".join(prefix) + "_command", required=True,
+                                                      parser_class=_OneLineParser)
+        sub = groups[tuple(path)].add_parser(leaf, help=request_type.summary, description=request_type.summary)
+        add_request(sub, request_type)
+    for module in _legacy_modules():
+        module.add_parser(commands)
+    app = commands.add_parser("app", help="start the Streamlit app (needs fedplan[app]); further arguments go to "
+                                          "streamlit run, e.g. --server.port 8502")
+    app.add_argument("streamlit_arguments", nargs=argparse.REMAINDER, help="options of streamlit run")
     return parser
 
 
-_CALIBRATED_PARAMETER = {"noise": "noise_multiplier", "steps": "steps", "sample-rate": "sample_rate"}
+def request_arguments(args: argparse.Namespace) -> dict:
+    """The given options as request fields; a deprecated spelling is moved to its field with a note on stderr."""
+    given = {name: value for name, value in vars(args).items()
+             if name not in ("command", "request_type", "json") and not name.endswith("_command")}
+    for dest in [name for name in given if name.startswith(DEPRECATED_DEST)]:
+        old, name = dest[len(DEPRECATED_DEST):].split(":")
+        if name in given:
+            raise ValueError(f"give {flag_name(name)} once ({old} is its deprecated spelling)")
+        given[name] = given.pop(dest)
+        print(f"fedplan: note: {old} is deprecated here, use {flag_name(name)} (the old spelling goes in fedplan "
+              f"{DEPRECATED_UNTIL})", file=sys.stderr)
+    return given
 
 
-def _schedule_arguments(args: argparse.Namespace) -> dict:
-    singles = {name: getattr(args, name) for name in ("sample_rate", "noise_multiplier", "steps")}
-    if args.schedule is not None:
-        given = [f"--{name.replace('_', '-')}" for name, value in singles.items() if value is not None]
-        if given:
-            raise ValueError(f"--schedule cannot be combined with {', '.join(given)}")
-        return {"segments": load_schedule(args.schedule)}
-    missing = [f"--{name.replace('_', '-')}" for name, value in singles.items() if value is None]
-    if missing:
-        raise ValueError("give --schedule FILE or all of --sample-rate, --noise-multiplier, --steps "
-                         f"(missing {', '.join(missing)})")
-    return singles
+class ProgressBar:
+    """A one-line bar on stderr: done of total, elapsed seconds and the time left at the current pace."""
+
+    def __init__(self, label: str, unit: str = "rounds", stream=None):
+        self.label, self.unit, self.stream = label, unit, stream or sys.stderr
+        self.start = self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now, total = time.monotonic(), max(int(total), 1)
+        if 0 < done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        elapsed = now - self.start
+        left = f", ~{elapsed * (total - done) / done:.1f} s left" if 0 < done < total else ""
+        filled = 30 * min(done, total) // total
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {self.unit}, "
+                          f"{elapsed:.1f} s{left}   ")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
 
 
-def _run(args: argparse.Namespace) -> dict:
-    if hasattr(args, "handler"):
-        return args.handler(args)
-    common = {"accountant": args.accountant, "time_budget": args.time_budget}
-    if args.command == "epsilon":
-        return accounting.get_epsilon(delta=args.delta, **_schedule_arguments(args), **common).to_dict()
-    if args.command == "delta":
-        return accounting.get_delta(epsilon=args.epsilon, **_schedule_arguments(args), **common).to_dict()
-    parameter = _CALIBRATED_PARAMETER[args.parameter]
-    fixed = {name: getattr(args, name) for name in ("sample_rate", "noise_multiplier", "steps")
-             if name != parameter}
-    result = accounting.calibrate(parameter, target_epsilon=args.target_epsilon, target_delta=args.target_delta,
-                                  **fixed, **common)
-    output = result.to_dict()
-    output[parameter] = result.value
-    return output
+def start_app(arguments: Sequence[str]) -> int:
+    """Replace this process by ``streamlit run`` on the packaged app (never returns when streamlit is there)."""
+    if importlib.util.find_spec("streamlit") is None:
+        raise ValueError("the app needs Streamlit: pip install 'fedplan[app]'")
+    entry = importlib.util.find_spec("fedplan.app").origin
+    os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", entry, *arguments])
+    return 0  # pragma: no cover - execv does not return
 
 
-def _format_table(output: dict) -> str:
-    skip = {"segments", "statement", "fixed", "source", "value", "hypotheses"}
-    rows = []
-    for key, value in output.items():
-        if key in skip or value is None:
-            continue
-        if isinstance(value, dict):
-            rows += [(f"{key} {inner}", item) for inner, item in value.items()]
-        else:
-            rows.append((key, value))
-    rows += [(f"fixed {key}", value) for key, value in output.get("fixed", {}).items()]
-    width = max(len(key) for key, _ in rows)
-    lines = [f"{key.ljust(width)}  {_format_value(value)}" for key, value in rows]
-    checks = [f"{'holds' if h['holds'] else 'FAILS'}  {h['name']}: {h['detail']} ({h['source']})"
-              for h in output.get("hypotheses", [])]
-    if checks:
-        lines += ["", "hypotheses:"] + [f"  {line}" for line in checks]
-    return "\n".join(lines + ["", output["statement"]])
+def _legacy_modules():
+    from fedplan.planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
+
+    return (cli_vandijk, cli_fedsgd_dpc, cli_damaskinos, cli_mapa, cli_adp2sgd, cli_simulate, cli_sweep)
 
 
-def _format_value(value) -> str:
-    """Numbers in full (repr): rounding a printed ε could show less than the certified bound."""
-    return repr(value) if isinstance(value, float) else str(value)
+def _run(args: argparse.Namespace):
+    if hasattr(args, "handler"):  # a command module not yet turned into requests
+        from fedplan.planner.tasks.base import Report
+
+        return Report(values=args.handler(args))
+    if args.command == "app":
+        return start_app(args.streamlit_arguments)
+    request = args.request_type(**request_arguments(args))
+    label = " ".join(request.command[1:] or request.command)
+    return request.run(progress=None if args.json else ProgressBar(label, request.progress_unit))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        output = _run(args)
+        report = _run(args)
     except ValueError as error:
         print(f"fedplan: error: {error}", file=sys.stderr)
         return 2
@@ -161,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fedplan: error: an input is outside the range the formulas can evaluate ({error})", file=sys.stderr)
         return 2
     try:
-        print(json.dumps(output) if args.json else _format_table(output))
+        print(report.to_json() if args.json else report.to_table())
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. `fedplan ... | head`: the reader has gone, which is not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit-time flush quiet

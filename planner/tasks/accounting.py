@@ -1,0 +1,198 @@
+"""Accounting requests: ε or δ of a schedule, and the calibration of σ, T or q for a target (ε, δ).
+
+``fedplan epsilon|delta|calibrate noise|calibrate steps|calibrate sample-rate`` and the Accountant page run these.
+Every answer names its sampling (Poisson) and neighbouring relation (add/remove-one): they are fields, so a run
+that samples otherwise cannot silently get a Poisson number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from fedplan.bounds import accounting, rdp
+from fedplan.planner.schedule_io import load_schedule
+from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
+
+_SINGLES = ("sample_rate", "noise_multiplier", "steps")
+
+
+def sample_rate_field(default=None):
+    return real(default, help="Poisson sampling probability q of each record per step, in (0, 1]", low=0.0,
+                high=1.0, low_open=True, flags=("-q",), deprecated=("--sampling-probability",))
+
+
+def noise_multiplier_field(default=None):
+    return real(default, help="noise multiplier σ = noise std / clipping norm", low=rdp.MIN_NOISE_MULTIPLIER,
+                high=rdp.MAX_NOISE_MULTIPLIER, deprecated=("--sigma",))
+
+
+def steps_field(default=None):
+    return count(default, help="number of steps (rounds) T", low=1, high=accounting.MAX_STEPS,
+                 deprecated=("--rounds",))
+
+
+def accountant_field():
+    return choice("pld", help="pld (tight) or rdp (fast, looser)", choices=accounting.ACCOUNTANTS)
+
+
+def time_budget_field():
+    return real(accounting.DEFAULT_TIME_BUDGET, help="seconds PLD may take before the RDP answer is reported "
+                "instead", low=0.0, low_open=True, metavar="SECONDS")
+
+
+def sampling_field():
+    return choice(accounting.SAMPLING, help="how records join a step: poisson (each independently with "
+                  "probability q)", choices=(accounting.SAMPLING,))
+
+
+def neighboring_relation_field():
+    return choice("add_or_remove_one", help="neighbouring data sets: add_or_remove_one (one record more or less)",
+                  choices=accounting.NEIGHBORING_RELATIONS)
+
+
+def _segments(name: str, value) -> tuple[accounting.Segment, ...]:
+    try:
+        return accounting.make_schedule(value)
+    except TypeError:
+        raise ValueError(f"{name} must be a list of (sample_rate, noise_multiplier, steps) segments; "
+                         f"got {value!r}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ScheduleRequest(Request):
+    """A schedule given as three values, a segments file (CLI) or a list of segments (API)."""
+
+    sample_rate: float | None = sample_rate_field()
+    noise_multiplier: float | None = noise_multiplier_field()
+    steps: int | None = steps_field()
+    schedule: str | None = text(None, help="CSV or JSON file of segments (sample_rate, noise_multiplier, steps) "
+                                "instead of the three values", metavar="FILE")
+    segments: tuple | None = api_value(help="list of (sample_rate, noise_multiplier, steps) segments",
+                                       checker=_segments)
+    accountant: str = accountant_field()
+    time_budget: float = time_budget_field()
+    sampling: str = sampling_field()
+    neighboring_relation: str = neighboring_relation_field()
+
+    def check(self) -> None:
+        given = [name for name in _SINGLES if self.given(name)]
+        sources = [name for name in ("schedule", "segments") if self.given(name)]
+        if len(sources) > 1:
+            raise ValueError("give schedule (a file) or segments (a list), not both")
+        if sources and given:
+            raise ValueError(f"{sources[0]} cannot be combined with {', '.join(given)}")
+        if not sources and len(given) < len(_SINGLES):
+            missing = [name for name in _SINGLES if name not in given]
+            raise ValueError("give a schedule file, or all of sample_rate, noise_multiplier, steps "
+                             f"(missing {', '.join(missing)})")
+
+    def schedule_arguments(self) -> dict:
+        if self.schedule is not None:
+            return {"segments": load_schedule(self.schedule)}
+        if self.segments is not None:
+            return {"segments": self.segments}
+        return {name: getattr(self, name) for name in _SINGLES}
+
+    def common(self) -> dict:
+        return {"accountant": self.accountant, "time_budget": self.time_budget,
+                "neighboring_relation": self.neighboring_relation}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Epsilon(_ScheduleRequest):
+    """ε of a schedule at a given δ."""
+
+    command: ClassVar = ("epsilon",)
+    summary: ClassVar = "ε of a schedule at a given δ"
+
+    delta: float = real(help="δ at which ε is reported, in (0, 1)", low=0.0, high=1.0, low_open=True,
+                        high_open=True)
+
+    def run(self, *, progress=None) -> Report:
+        result = accounting.get_epsilon(delta=self.delta, **self.schedule_arguments(), **self.common())
+        return Report(values=result.to_dict(), result=result)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delta(_ScheduleRequest):
+    """δ of a schedule at a given ε."""
+
+    command: ClassVar = ("delta",)
+    summary: ClassVar = "δ of a schedule at a given ε"
+
+    epsilon: float = real(help="ε at which δ is reported, ε ≥ 0", low=0.0)
+
+    def run(self, *, progress=None) -> Report:
+        result = accounting.get_delta(epsilon=self.epsilon, **self.schedule_arguments(), **self.common())
+        return Report(values=result.to_dict(), result=result)
+
+
+def target_epsilon_field(default=..., help="target ε > 0"):
+    return real(default, help=help, low=0.0, low_open=True)
+
+
+def target_delta_field(default=..., help="target δ in (0, 1)"):
+    return real(default, help=help, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Calibration(Request):
+    """Solve for one parameter so that ε ≤ target at the target δ (the answer's ε is computed, not assumed)."""
+
+    parameter: ClassVar[str] = ""
+
+    target_epsilon: float = target_epsilon_field()
+    target_delta: float = target_delta_field()
+    accountant: str = accountant_field()
+    time_budget: float = time_budget_field()
+    sampling: str = sampling_field()
+    neighboring_relation: str = neighboring_relation_field()
+
+    def fixed(self) -> dict:
+        return {name: getattr(self, name) for name in _SINGLES if name != self.parameter}
+
+    def run(self, *, progress=None) -> Report:
+        result = accounting.calibrate(self.parameter, target_epsilon=self.target_epsilon,
+                                      target_delta=self.target_delta, **self.fixed(), accountant=self.accountant,
+                                      time_budget=self.time_budget, neighboring_relation=self.neighboring_relation)
+        return Report(values={**result.to_dict(), self.parameter: result.value}, result=result)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrateNoise(_Calibration):
+    """Smallest noise multiplier σ with ε ≤ target."""
+
+    command: ClassVar = ("calibrate", "noise")
+    summary: ClassVar = "smallest noise multiplier σ with ε ≤ target"
+    parameter: ClassVar = "noise_multiplier"
+
+    sample_rate: float = sample_rate_field(...)
+    steps: int = steps_field(...)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrateSteps(_Calibration):
+    """Largest number of steps T with ε ≤ target."""
+
+    command: ClassVar = ("calibrate", "steps")
+    summary: ClassVar = "largest number of steps T with ε ≤ target"
+    parameter: ClassVar = "steps"
+
+    sample_rate: float = sample_rate_field(...)
+    noise_multiplier: float = noise_multiplier_field(...)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrateSampleRate(_Calibration):
+    """Largest sample rate q with ε ≤ target."""
+
+    command: ClassVar = ("calibrate", "sample-rate")
+    summary: ClassVar = "largest sample rate q with ε ≤ target"
+    parameter: ClassVar = "sample_rate"
+
+    noise_multiplier: float = noise_multiplier_field(...)
+    steps: int = steps_field(...)
+
+
+TASKS = (Epsilon, Delta, CalibrateNoise, CalibrateSteps, CalibrateSampleRate)

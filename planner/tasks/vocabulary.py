@@ -1,0 +1,86 @@
+"""fedplan's one vocabulary: every request field name and the one thing it means, in every command.
+
+A paper's own symbol stays in help texts and docstrings (σ, z, K, ξ₁…); the name says what the number is.
+``tests/planner/test_vocabulary.py`` walks the command line: every option must be a term here, and no flag may
+mean two things. ``docs/VOCABULARY.md`` is written from this table (``python -m fedplan.planner.tasks.vocabulary``).
+"""
+
+from __future__ import annotations
+
+TERMS: dict[str, str] = {
+    # --- privacy: targets, evaluation points, mechanisms
+    "target_epsilon": "the ε the plan must not exceed (a target)",
+    "target_delta": "the δ of the target (ε, δ)",
+    "epsilon": "the ε at which a δ is reported (not a target)",
+    "delta": "the δ at which an ε is reported (not a target)",
+    "upload_epsilon": "Li et al.: ε of each upload (pure ε-DP per upload), one value or one per edge",
+    "noise_multiplier": "noise std / clipping norm of the Gaussian noise added to the sum of clipped gradients "
+                        "(Opacus' and TF-Privacy's noise_multiplier)",
+    "noise_multiplier_range": "the range searched for the smallest noise_multiplier that meets a target",
+    "noise_to_sensitivity": "Xu et al.'s z: noise std / replace-one sensitivity 2G/B of the averaged minibatch "
+                            "gradient (the noise_multiplier of the same noise is 2z)",
+    "noise_std": "absolute standard deviation of the Gaussian noise (not divided by a clipping norm)",
+    "noise_scale": "scale b of Laplace noise",
+    "gradient_std": "standard deviation of one per-sample gradient around the full gradient (Li et al.'s σ)",
+    "clipping_norm": "per-example gradient clipping norm C (L2; L1 for a Laplace mechanism)",
+    "sample_rate": "Poisson sampling probability q of each record per step",
+    "sampling": "how records join a step (poisson, fixed_size, with_replacement, …)",
+    "neighboring_relation": "which data sets are neighbours: add_or_remove_one or replace_one",
+    "accountant": "the privacy accountant that computes ε (pld, rdp, or a paper's own)",
+    "time_budget": "seconds the tight PLD accountant may take before the RDP answer is reported instead",
+    "mechanism": "the noise mechanism (laplace, gaussian, none)",
+    # --- schedule and run length
+    "steps": "number of noisy gradient steps T",
+    "rounds": "number of server rounds T",
+    "iterations": "Li et al.: number of cloud updates T (one upload each)",
+    "epochs": "passes over the data",
+    "schedule": "a schedule file (segments for the accountant; an exported fedplan schedule for a simulation)",
+    "segments": "API only: a list of (sample_rate, noise_multiplier, steps) segments",
+    "out": "the file to write (format from its extension)",
+    # --- data and clients
+    "dataset": "the data: a LIBSVM file, synthetic, or a scikit-learn set name",
+    "test_file": "a separate LIBSVM test file",
+    "test_fraction": "share of the data held out for testing",
+    "n_samples": "size of a synthetic data set",
+    "n_features": "features of a synthetic data set",
+    "examples": "number of training examples N",
+    "clients": "number of clients N",
+    "client_size": "records per client (van Dijk's N_c, Zhou's d_i)",
+    "workers": "number of workers (Xu's K, Kardam's and Byzantine rules' n)",
+    "edges": "Li et al.: number of edge servers K",
+    "examples_per_worker": "records of the smallest worker (Xu's n₍₁₎)",
+    "batch_size": "mini-batch size per update (B, b, L)",
+    "model": "the model trained (logistic, softmax, ridge)",
+    "regularization": "L2 regularisation coefficient",
+    "seed": "seed of one run",
+    "seeds": "seeds of several runs",
+}
+
+
+def deprecated_spellings() -> list[tuple[str, str, str]]:
+    """``(command, old spelling, field)`` for every old spelling the command line still accepts."""
+    from fedplan.planner.tasks import TASKS
+    from fedplan.planner.tasks.base import options
+
+    return [(" ".join(task.command), old, name) for task in TASKS for name, option in options(task).items()
+            for old in option.deprecated]
+
+
+def markdown() -> str:
+    """The vocabulary and the deprecated spellings as the Markdown of ``docs/VOCABULARY.md``."""
+    terms = "\n".join(f"| `{name}` | {meaning} |" for name, meaning in sorted(TERMS.items()))
+    old = "\n".join(f"| `fedplan {command}` | `{spelling}` | `--{name.replace('_', '-')}` |"
+                     for command, spelling, name in deprecated_spellings())
+    return ("# Vocabulary\n\nEvery option of the `fedplan` command line and every field of a request (the Python "
+            "API) means one thing, everywhere.\nA paper's own symbol is kept in the help text. This file is "
+            "generated from `planner/tasks/vocabulary.py`:\n`python -m fedplan.planner.tasks.vocabulary > "
+            "docs/VOCABULARY.md` (a test checks that it is current).\n\n"
+            f"| name | meaning |\n|---|---|\n{terms}\n\n"
+            "## Old spellings\n\nThese still work in this release and print a note on stderr; they go in "
+            "fedplan 0.3. An old spelling may have meant something else in another command: that is why it "
+            "goes.\n\n"
+            f"| command | old spelling | use |\n|---|---|---|\n{old}\n")
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
