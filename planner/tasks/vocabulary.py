@@ -54,6 +54,9 @@ TERMS: dict[str, str] = {
     "regularization": "L2 regularisation coefficient",
     "seed": "seed of one run",
     "seeds": "seeds of several runs",
+    # --- van Dijk et al. and Zhou et al. (planner/tasks/vandijk.py, fedsgd_dpc.py)
+    # --- Xu et al., Li et al., Damaskinos (planner/tasks/adp2sgd.py, mapa.py, damaskinos.py)
+    # --- simulations, validations and sweeps (planner/tasks/simulate*.py, validate.py, sweep.py)
 }
 
 
