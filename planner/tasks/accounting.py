@@ -128,12 +128,12 @@ class Delta(_ScheduleRequest):
         return Report(values=result.to_dict(), result=result)
 
 
-def target_epsilon_field(default=..., help="target ε > 0"):
-    return real(default, help=help, low=0.0, low_open=True)
+def target_epsilon_field(default=..., help="target ε > 0", **settings):
+    return real(default, help=help, low=0.0, low_open=True, **settings)
 
 
-def target_delta_field(default=..., help="target δ in (0, 1)"):
-    return real(default, help=help, low=0.0, high=1.0, low_open=True, high_open=True)
+def target_delta_field(default=..., help="target δ in (0, 1)", **settings):
+    return real(default, help=help, low=0.0, high=1.0, low_open=True, high_open=True, **settings)
 
 
 @dataclass(frozen=True, kw_only=True)
