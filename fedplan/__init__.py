@@ -1,1 +1,82 @@
-"""fedplan: plan differentially private federated and asynchronous training from theory."""
+"""fedplan: plan differentially private federated and asynchronous training from theory.
+
+The common calls, each a thin front over one request of the task layer (:mod:`fedplan.planner.tasks`), with
+keyword-only arguments named as on the command line (``fedplan <command> --help``), returning a
+:class:`~fedplan.planner.tasks.base.Report` (``report["epsilon"]``, ``report.statement``, ``report.result``)::
+
+    import fedplan
+    fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
+    fedplan.calibrate("noise_multiplier", target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000)
+    fedplan.run("vandijk select", initial_size=16, client_size=10_000, grad_computations=25_000, ...)
+
+The mathematics is in :mod:`fedplan.bounds`, the recipes, requests and simulations in :mod:`fedplan.planner`.
+Importing ``fedplan`` loads nothing heavy; each call imports what it needs.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("fedplan")
+except _metadata.PackageNotFoundError:  # a checkout that was never installed
+    __version__ = "unknown"
+
+__all__ = ["calibrate", "delta", "epsilon", "export", "request", "run", "simulate", "tasks"]
+
+#: ``calibrate(parameter, …)``: the calibrated parameter -> its command.
+CALIBRATIONS = {"noise_multiplier": "calibrate noise", "steps": "calibrate steps",
+                "sample_rate": "calibrate sample-rate"}
+
+
+def tasks() -> dict:
+    """Every request class by its command, e.g. ``tasks()["calibrate noise"]``."""
+    from fedplan.planner.tasks.registry import TASKS
+
+    return {" ".join(task.command): task for task in TASKS}
+
+
+def request(command: str, /, **fields):
+    """The validated request of ``command`` (e.g. ``"vandijk select"``), not run yet."""
+    known = tasks()
+    if command not in known:
+        raise ValueError(f"command must be one of {', '.join(sorted(known))}; got {command!r}")
+    return known[command](**fields)
+
+
+def run(command: str, /, *, progress=None, **fields):
+    """Run ``command`` with ``fields`` and return its report; ``progress(done, total)`` follows long work."""
+    return request(command, **fields).run(progress=progress)
+
+
+def epsilon(**fields):
+    """ε of a schedule at a given δ (``fedplan epsilon``)."""
+    return run("epsilon", **fields)
+
+
+def delta(**fields):
+    """δ of a schedule at a given ε (``fedplan delta``)."""
+    return run("delta", **fields)
+
+
+def calibrate(parameter: str, /, **fields):
+    """The noise multiplier, steps or sample rate meeting a target (ε, δ) (``fedplan calibrate …``)."""
+    if parameter not in CALIBRATIONS:
+        raise ValueError(f"parameter must be one of {', '.join(CALIBRATIONS)}; got {parameter!r}")
+    return run(CALIBRATIONS[parameter], **fields)
+
+
+def simulate(algorithm: str, /, *, progress=None, **fields):
+    """A backing simulation (``fedplan simulate <algorithm>``), e.g. ``simulate("fedbuff", rounds=50)``."""
+    return run(f"simulate {algorithm}", progress=progress, **fields)
+
+
+def export(report, path, /):
+    """Write the schedule of a plan's report to ``path`` (.csv, .json, .yaml); returns the path written."""
+    from fedplan.planner.export import write_schedule
+
+    plan = getattr(report, "result", report)
+    if not hasattr(plan, "schedule"):
+        raise ValueError(f"export needs the report of a plan with a schedule; got {type(plan).__name__}")
+    cumulative = plan.cumulative_epsilon() if hasattr(plan, "cumulative_epsilon") else None
+    return write_schedule(plan.schedule(), path, cumulative_epsilon=cumulative)

@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from fedplan.planner.tasks import GROUPS, TASKS
+from fedplan.planner.tasks.registry import GROUPS, TASKS
 from fedplan.planner.tasks.base import Option, Request, flag_name, options
 
 #: The release that drops the deprecated spellings.
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_parser(commands)
     app = commands.add_parser("app", help="start the Streamlit app (needs fedplan[app]); further arguments go to "
                                           "streamlit run, e.g. --server.port 8502")
-    app.add_argument("streamlit_arguments", nargs=argparse.REMAINDER, help="options of streamlit run")
+    app.add_argument("streamlit_arguments", nargs="*", help="options of streamlit run, e.g. --server.port 8502")
     return parser
 
 
@@ -166,23 +166,31 @@ def _legacy_modules():
 
 
 def _run(args: argparse.Namespace):
+    if args.command == "app":
+        return start_app(args.streamlit_arguments)
     if hasattr(args, "handler"):  # a command module not yet turned into requests
         from fedplan.planner.tasks.base import Report
 
         return Report(values=args.handler(args))
-    if args.command == "app":
-        return start_app(args.streamlit_arguments)
     request = args.request_type(**request_arguments(args))
     label = " ".join(request.command[1:] or request.command)
     return request.run(progress=None if args.json else ProgressBar(label, request.progress_unit))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv[:1] == ["app"] and not {"-h", "--help"} & set(argv[1:]):
+        # everything after ``app`` belongs to ``streamlit run`` (argparse would take its --options as ours)
+        args = argparse.Namespace(command="app", streamlit_arguments=argv[1:], json=False)
+    else:
+        args = parser.parse_args(argv)
     try:
         report = _run(args)
     except ValueError as error:
+        print(f"fedplan: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:  # an optional dependency (planner/extras.py names the extra)
         print(f"fedplan: error: {error}", file=sys.stderr)
         return 2
     except ArithmeticError as error:  # an overflow no validation foresaw: still one line, never a traceback

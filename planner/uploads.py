@@ -21,6 +21,7 @@ import numpy as np
 
 from fedplan.bounds.accounting import Segment
 from fedplan.planner.datasets import load_libsvm
+from fedplan.planner.extras import optional_import
 from fedplan.planner.schedule_io import load_schedule
 
 Result = TypeVar("Result")
@@ -66,7 +67,7 @@ def _read_libsvm(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]
 
 
 def _read_csv(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
-    import pandas as pd
+    pd = optional_import("pandas", purpose="reading a CSV upload")
 
     try:
         frame = pd.read_csv(io.BytesIO(content))

@@ -35,13 +35,20 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url():
+#: The checkout's command (README) and the installed one (``fedplan app`` runs the packaged entry point).
+STARTS = {"streamlit run app.py": [sys.executable, "-m", "streamlit", "run", "app.py"],
+          "fedplan app": [str(Path(sys.executable).with_name("fedplan")), "app"]}
+
+
+@pytest.fixture(scope="module", params=list(STARTS))
+def app_url(request, tmp_path_factory):
     port = _free_port()
+    # ``fedplan app`` starts from an unrelated folder: it must not depend on the working directory
+    folder = ROOT if request.param == "streamlit run app.py" else tmp_path_factory.mktemp("elsewhere")
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        [*STARTS[request.param], "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -22,6 +22,7 @@ import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.datasets import load_libsvm, split_clients, synthetic_logistic
+from fedplan.planner.extras import optional_import
 
 __all__ = ["SCHEMES", "SKLEARN_SETS", "Dataset", "load_dataset", "partition", "synthetic_linear",
            "train_test_indices"]
@@ -124,10 +125,9 @@ def _raw(source: str, *, seed: int, n_samples: int, n_features: int, n_features_
     if source == "synthetic-linear":
         return synthetic_linear(n_samples, n_features, seed=seed) + ("regression",)
     if source in SKLEARN_SETS:
-        import sklearn.datasets  # imported only for these sets
-
+        datasets = optional_import("sklearn.datasets", purpose=f"the data set {source!r}")
         loader, task = SKLEARN_SETS[source]
-        bunch = getattr(sklearn.datasets, loader)()
+        bunch = getattr(datasets, loader)()
         X = np.asarray(bunch.data, dtype=np.float64)
         y = np.asarray(bunch.target, dtype=np.float64)
         return X, (_class_indices(y) if task == "multiclass" else y), task

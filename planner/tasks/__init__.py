@@ -1,14 +1,6 @@
 """The task layer: one request class per user action (see :mod:`fedplan.planner.tasks.base`).
 
-``TASKS`` lists every request class in the order the command line shows them; ``GROUPS`` gives the help line of
-each command word that only groups others (``fedplan calibrate …``). The command line, the app's pages and the
-sweeps all go through these classes.
+The command line, the app's pages and the sweeps all go through these classes. Register a request class in
+:mod:`fedplan.planner.tasks.registry` (``TASKS`` and ``GROUPS``); this package ``__init__`` imports nothing, so
+that importing one task module never imports them all.
 """
-
-from fedplan.planner.tasks import accounting
-
-TASKS = (*accounting.TASKS,)
-
-GROUPS = {
-    ("calibrate",): "solve for one parameter given a target (ε, δ)",
-}

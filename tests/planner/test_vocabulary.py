@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from fedplan.planner import cli
-from fedplan.planner.tasks import TASKS
+from fedplan.planner.tasks.registry import TASKS
 from fedplan.planner.tasks.base import options
 from fedplan.planner.tasks.vocabulary import TERMS, markdown
 

@@ -1,0 +1,26 @@
+"""Optional dependencies: which ``fedplan[extra]`` brings each one, and an import that says so when it is missing.
+
+``pip install fedplan`` gives the accountant, the bounds, the planners, exports and the command line; the app,
+simulations on scikit-learn's data sets, Dask sweeps and Parquet tables need an extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: Top-level module -> the extra that installs it.
+EXTRAS = {"sklearn": "sim", "streamlit": "app", "altair": "app", "pandas": "app", "distributed": "dask",
+          "dask": "dask", "pyarrow": "dask", "sympy": "symbolic"}
+
+
+def optional_import(name: str, *, purpose: str) -> ModuleType:
+    """``import name``, or a ``ModuleNotFoundError`` that names the extra to install (e.g. ``fedplan[sim]``)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        root = name.split(".")[0]
+        if error.name is None or error.name.split(".")[0] != root:
+            raise
+        raise ModuleNotFoundError(f"{purpose} needs {root}, which is not installed: pip install "
+                                  f"'fedplan[{EXTRAS[root]}]'", name=root) from None
