@@ -12,13 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def readme_commands() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    return re.findall(r"```bash\n(python -m pip install -r requirements\.txt && [^\n]+)\n```", text)
+    return re.findall(r"```bash\n(python3 -m venv \.venv && [^\n]+)\n```", text)
 
 
 def test_readme_gives_the_app_command_and_the_test_command():
     commands = readme_commands()
-    assert "python -m pip install -r requirements.txt && streamlit run app.py" in commands
-    assert "python -m pip install -r requirements.txt && python -m pytest -q" in commands
+    venv = "python3 -m venv .venv && . .venv/bin/activate && python -m pip install -r requirements.txt && "
+    assert f"{venv}streamlit run app.py" in commands
+    assert f"{venv}python -m pytest -q" in commands
 
 
 def test_ci_runs_exactly_the_readme_test_command():
