@@ -15,7 +15,7 @@ import streamlit as st
 
 from fedplan.planner.display import epsilon_text, parse_number, parse_whole
 from fedplan.planner.export import render
-from fedplan.planner.recipes import RECIPES, PlanRequest, plan
+from fedplan.planner.recipes import RECIPES, RecipeInputs, plan
 from fedplan.planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
 
 st.set_page_config(page_title="fedplan: planner", layout="wide")
@@ -45,7 +45,7 @@ def uploaded_data(filename: str, content: bytes):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_plan(recipe: str, inputs: dict, X, y):
-    return plan(recipe, PlanRequest(X=X, y=y, **inputs))
+    return plan(recipe, RecipeInputs(X=X, y=y, **inputs))
 
 
 

@@ -23,7 +23,7 @@ from fedplan.planner.export import Schedule
 
 
 @dataclass(frozen=True)
-class PlanRequest:
+class RecipeInputs:
     """The common, ε-first question: budget, data, clients, compute and batch size.
 
     ``batch_size`` is van Dijk's initial sample size s₀ and every other recipe's mini-batch.
@@ -72,7 +72,7 @@ class RecipeResult:
         return all_hold(self.hypotheses)
 
 
-def plan_increasing_sizes(request: PlanRequest, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
+def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
     """van Dijk et al.: the smallest σ whose claimed δ at ε meets the target (r0 = 1/e, the paper's choice)."""
     from fedplan.planner.vandijk import plan_vandijk
 
@@ -93,7 +93,7 @@ def plan_increasing_sizes(request: PlanRequest, *, p: float = 1.0, variant: str 
                         cumulative_epsilon=plan.cumulative_epsilon())
 
 
-def plan_fedsgd_dpc_recipe(request: PlanRequest, *, regularization: float = 1e-3) -> RecipeResult:
+def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-3) -> RecipeResult:
     """Zhou et al.: T* and b* for per-client Laplace ε, constants estimated from the data (logistic model)."""
     from fedplan.planner.estimate import estimate_constants
     from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
@@ -117,7 +117,7 @@ def plan_fedsgd_dpc_recipe(request: PlanRequest, *, regularization: float = 1e-3
                         schedule=plan.schedule(), statement=plan.statement())
 
 
-def plan_dpscd_recipe(request: PlanRequest) -> RecipeResult:
+def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
     """DP-SCD (Damaskinos ch. 6) over all N examples: the authors' MA128 σ, and the tight PLD ε of that schedule."""
     from fedplan.bounds import accounting
     from fedplan.planner.dpscd import plan_dpscd
@@ -139,7 +139,7 @@ def plan_dpscd_recipe(request: PlanRequest) -> RecipeResult:
                         hypotheses=calibration.hypotheses, schedule=plan.schedule(), statement=plan.statement())
 
 
-def _steps_for_epochs(request: PlanRequest) -> int:
+def _steps_for_epochs(request: RecipeInputs) -> int:
     """Iterations that process ``epochs`` passes over all N examples with one batch per iteration."""
     steps = math.floor(request.epochs * request.examples / request.batch_size)
     if steps < 1:
@@ -148,7 +148,7 @@ def _steps_for_epochs(request: PlanRequest) -> int:
     return steps
 
 
-def plan_adp2sgd_recipe(request: PlanRequest) -> RecipeResult:
+def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     """Xu et al. A(DP)²SGD: one worker per client, T = ⌊epochs·N/B⌋, Theorem 2's noise when it certifies ε.
 
     Below Theorem 2's floor the tight accountant's noise is used (``noise_source="auto"``) and the paper's
@@ -191,7 +191,7 @@ def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float) -> f
     return root
 
 
-def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
+def plan_mapa_recipe(request: RecipeInputs) -> RecipeResult:
     """Li et al. MAPA: one edge per client, T = ⌊epochs·N/b⌋ uploads, per-upload ε from the per-edge budget.
 
     The paper's privacy is per upload; the per-upload ε is the largest whose classical per-edge total over
@@ -225,8 +225,8 @@ def plan_mapa_recipe(request: PlanRequest) -> RecipeResult:
                         statement=plan.statement())
 
 
-#: Recipe name → (title, function of a PlanRequest).
-RECIPES: dict[str, tuple[str, Callable[[PlanRequest], RecipeResult]]] = {
+#: Recipe name → (title, function of a RecipeInputs).
+RECIPES: dict[str, tuple[str, Callable[[RecipeInputs], RecipeResult]]] = {
     "increasing-sizes": ("van Dijk et al.: increasing sample sizes", plan_increasing_sizes),
     "fedsgd-dpc": ("Zhou et al.: optimal T and b (FedSGD-DPC)", plan_fedsgd_dpc_recipe),
     "dpscd": ("Damaskinos: DP-SCD noise calibration", plan_dpscd_recipe),
@@ -235,7 +235,7 @@ RECIPES: dict[str, tuple[str, Callable[[PlanRequest], RecipeResult]]] = {
 }
 
 
-def plan(recipe: str, request: PlanRequest) -> RecipeResult:
+def plan(recipe: str, request: RecipeInputs) -> RecipeResult:
     """Run the named recipe (a key of :data:`RECIPES`) on the request."""
     if recipe not in RECIPES:
         raise ValueError(f"recipe must be one of {sorted(RECIPES)}; got {recipe!r}")

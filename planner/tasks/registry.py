@@ -5,10 +5,16 @@ vocabulary test walk; ``GROUPS`` gives the help of each command word that only g
 calibrate …``). Register a new request class here.
 """
 
-from fedplan.planner.tasks import accounting
+from fedplan.planner.tasks import accounting, adp2sgd, damaskinos, mapa, plan
 
-TASKS = (*accounting.TASKS,)
+TASKS = (*plan.TASKS, *accounting.TASKS, *adp2sgd.TASKS, *mapa.TASKS, *damaskinos.TASKS)
 
 GROUPS = {
     ("calibrate",): "solve for one parameter given a target (ε, δ)",
+    ("adp2sgd",): "Xu et al. A(DP)2SGD: Theorem 2 noise vs ε, its floor, the tight accountant, schedule export",
+    ("mapa",): "Li et al. MAPA: stage schedule, AUDP sensitivity and noise, bounds, privacy totals",
+    ("mapa", "bound"): "Theorem 2 (AUDP, convex) or Theorem 4 (constant step) bound",
+    ("dpscd",): "Damaskinos DP-SCD: noise multiplier for a target (ε, δ)",
+    ("staleness",): "AdaSGD/Kardam staleness dampening",
+    ("byzantine",): "Byzantine capacity of Krum, Multi-Krum, Bulyan, Kardam",
 }

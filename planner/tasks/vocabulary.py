@@ -54,8 +54,44 @@ TERMS: dict[str, str] = {
     "regularization": "L2 regularisation coefficient",
     "seed": "seed of one run",
     "seeds": "seeds of several runs",
+    "recipe": "the paper's planning recipe of the ε-first planner (increasing-sizes, fedsgd-dpc, dpscd, adp2sgd, mapa)",
+    "features": "API only: the features, one row per example",
+    "labels": "API only: the label of each row of features",
     # --- van Dijk et al. and Zhou et al. (planner/tasks/vandijk.py, fedsgd_dpc.py)
     # --- Xu et al., Li et al., Damaskinos (planner/tasks/adp2sgd.py, mapa.py, damaskinos.py)
+    "worker_steps": "Xu et al.: the most updates one worker makes (the per-worker accountant's count)",
+    "reference_accountant": "the accountant of the Poisson add/remove-one reference shown next to a paper's own "
+                            "number",
+    "noise_on": "where noise_std is added: to the averaged minibatch gradient (mean) or to the sum",
+    "variant": "which form of a paper's formula: corrected (re-derived, errata applied) or paper (as printed)",
+    "noise_source": "Xu et al.: where the noise for a target ε comes from (Theorem 2, the tight accountant, auto)",
+    "learning_rate": "step size η (γ) of the updates",
+    "initial_gap": "F₀ = f(x₁) − f(x*), the initial suboptimality",
+    "smoothness": "smoothness L: Lipschitz constant of the gradient",
+    "gradient_bound": "G: a bound on the gradient norm (on every per-sample gradient where a sensitivity is derived)",
+    "model_dim": "model dimension (number of parameters)",
+    "failure_probability": "Li et al.'s Theorem 3 δ: the Chebyshev probability that the assumed sensitivity fails "
+                           "(not a DP δ)",
+    "sensitivity_decay": "Li et al.'s θ: each MAPA stage's sensitivity is θ times the previous one",
+    "sensitivity": "a given L2 sensitivity ΔS of the released (averaged) gradient",
+    "initial_sensitivity": "Li et al.: the first MAPA stage's sensitivity ΔS₀ (instead of Theorem 3's)",
+    "initial_clipping_norm": "Li et al.: the first MAPA stage's per-sample clip C₀ (ΔS₀ = 2C₀/b)",
+    "noise_variance_bound": "Li et al.'s Δ_b = σ²/b + E‖η‖², the variance bound of one noisy gradient",
+    "noise_model": "Li et al.: E‖η‖² of the upload noise as the paper states it (paper) or for the private mechanism "
+                   "on R^N (corrected)",
+    "update_rule": "Li et al.: how MAPA lowers the sensitivity between stages (theta or theory)",
+    "p_reference": "Li et al.: which sensitivity enters Eq. (16)'s P (the current stage's or the first)",
+    "max_staleness": "the largest staleness τ_max an update may have",
+    "delta_slack": "δ' of advanced composition: the δ at which the composed ε is reported",
+    "radius": "R: a bound on the distance ‖x_t − x*‖ of every iterate to the optimum",
+    "no_compare": "skip the calibration under the other accountant",
+    "staleness_threshold": "AdaSGD's τ_thres, the s-th percentile of staleness; its dampening meets 1/(τ+1) at "
+                           "τ_thres/2",
+    "staleness_values": "staleness values τ at which a dampening is reported",
+    "staleness_mean": "mean of the Gaussian staleness law",
+    "staleness_std": "standard deviation of the Gaussian staleness law",
+    "rule": "the Byzantine-resilient aggregation rule (krum, multi-krum, bulyan, kardam, …; averaging is not)",
+    "faults": "number of Byzantine workers f the rule must tolerate (assumed by the server)",
     # --- simulations, validations and sweeps (planner/tasks/simulate*.py, validate.py, sweep.py)
 }
 

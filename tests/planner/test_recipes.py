@@ -9,14 +9,14 @@ import pytest
 
 from fedplan.planner.datasets import synthetic_logistic
 from fedplan.planner.export import load_schedule_file, write_schedule
-from fedplan.planner.recipes import RECIPES, PlanRequest, plan
+from fedplan.planner.recipes import RECIPES, RecipeInputs, plan
 from fedplan.planner.vandijk import plan_vandijk
 
 
 @pytest.fixture(scope="module")
-def request_5_clients() -> PlanRequest:
+def request_5_clients() -> RecipeInputs:
     X, y = synthetic_logistic(50_000, 20, seed=0)
-    return PlanRequest(target_epsilon=1.0, target_delta=1e-6, X=X, y=y, clients=5, epochs=2.5)
+    return RecipeInputs(target_epsilon=1.0, target_delta=1e-6, X=X, y=y, clients=5, epochs=2.5)
 
 
 def test_increasing_sizes_meets_the_delta_target_with_the_smallest_sigma(request_5_clients):
@@ -68,7 +68,7 @@ def test_every_recipe_answers_in_the_common_shape(request_5_clients):
 def test_bad_requests_name_the_parameter(field, value, message):
     values = {"target_epsilon": 1.0, "target_delta": 1e-6, "clients": 2, "epochs": 1.0, field: value}
     with pytest.raises(ValueError) as error:
-        PlanRequest(X=np.zeros((10, 2)), y=np.zeros(10), **values)
+        RecipeInputs(X=np.zeros((10, 2)), y=np.zeros(10), **values)
     assert str(error.value) == message
 
 
