@@ -5,6 +5,7 @@ keyword-only arguments named as on the command line (``fedplan <command> --help`
 :class:`~fedplan.planner.tasks.base.Report` (``report["epsilon"]``, ``report.statement``, ``report.result``)::
 
     import fedplan
+    fedplan.plan(target_epsilon=1, target_delta=1e-6, dataset="breast_cancer", clients=5, epochs=2.5)
     fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
     fedplan.calibrate("noise_multiplier", target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000)
     fedplan.run("vandijk select", initial_size=16, client_size=10_000, grad_computations=25_000, ...)
@@ -22,7 +23,7 @@ try:
 except _metadata.PackageNotFoundError:  # a checkout that was never installed
     __version__ = "unknown"
 
-__all__ = ["calibrate", "delta", "epsilon", "export", "request", "run", "simulate", "tasks"]
+__all__ = ["calibrate", "delta", "epsilon", "export", "plan", "request", "run", "simulate", "tasks"]
 
 #: ``calibrate(parameter, …)``: the calibrated parameter -> its command.
 CALIBRATIONS = {"noise_multiplier": "calibrate noise", "steps": "calibrate steps",
@@ -64,6 +65,12 @@ def calibrate(parameter: str, /, **fields):
     if parameter not in CALIBRATIONS:
         raise ValueError(f"parameter must be one of {', '.join(CALIBRATIONS)}; got {parameter!r}")
     return run(CALIBRATIONS[parameter], **fields)
+
+
+def plan(**fields):
+    """What to run for (ε, δ), data, clients and compute, by one paper's recipe (``fedplan plan``); give
+    ``features=`` and ``labels=`` arrays to plan on your own data."""
+    return run("plan", **fields)
 
 
 def simulate(algorithm: str, /, *, progress=None, **fields):
