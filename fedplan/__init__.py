@@ -85,5 +85,8 @@ def export(report, path, /):
     plan = getattr(report, "result", report)
     if not hasattr(plan, "schedule"):
         raise ValueError(f"export needs the report of a plan with a schedule; got {type(plan).__name__}")
-    cumulative = plan.cumulative_epsilon() if hasattr(plan, "cumulative_epsilon") else None
-    return write_schedule(plan.schedule(), path, cumulative_epsilon=cumulative)
+    # a recipe's answer holds its schedule; a paper's plan object computes it
+    schedule = plan.schedule() if callable(plan.schedule) else plan.schedule
+    cumulative = getattr(plan, "cumulative_epsilon", None)
+    cumulative = cumulative() if callable(cumulative) else cumulative
+    return write_schedule(schedule, path, cumulative_epsilon=cumulative)
