@@ -160,9 +160,9 @@ def start_app(arguments: Sequence[str]) -> int:
 
 
 def _legacy_modules():
-    from fedplan.planner import cli_adp2sgd, cli_damaskinos, cli_fedsgd_dpc, cli_mapa, cli_simulate, cli_sweep, cli_vandijk
+    from fedplan.planner import cli_fedsgd_dpc, cli_simulate, cli_sweep, cli_vandijk
 
-    return (cli_vandijk, cli_fedsgd_dpc, cli_damaskinos, cli_mapa, cli_adp2sgd, cli_simulate, cli_sweep)
+    return (cli_vandijk, cli_fedsgd_dpc, cli_simulate, cli_sweep)
 
 
 def _run(args: argparse.Namespace):
