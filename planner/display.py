@@ -21,11 +21,6 @@ def parse_whole(name: str, text: str, *, low: int | None = None, high: int | Non
     return int(value)
 
 
-def integral(value: float) -> int | float:
-    """``int(value)`` for a whole number, else the value unchanged (the bounds then reject it by name)."""
-    return int(value) if float(value).is_integer() else value
-
-
 def epsilon_text(value: float, decimals: int = 4) -> str:
     """ε rounded *up* at the shown precision: a displayed ε is never below the computed bound."""
     nearest = round(value, decimals)

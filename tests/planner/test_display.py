@@ -26,9 +26,3 @@ def test_bad_whole_numbers_name_the_field_and_range(text, bounds, message):
 
 def test_epsilon_is_shown_rounded_up():
     assert epsilon_text(0.11152) == "0.1116" and epsilon_text(0.1115) == "0.1115"
-
-
-def test_integral_keeps_non_integers_for_the_bounds_to_reject():
-    from fedplan.planner.display import integral
-
-    assert integral(5.0) == 5 and isinstance(integral(5.0), int) and integral(2.5) == 2.5
