@@ -4,7 +4,7 @@
 DynSGD's 1/(τ+1), and the expectation of both under a Gaussian staleness law (Damaskinos L612, L707, Eq. 5.3).
 :func:`byzantine_capacity` and :func:`byzantine_min_workers` give the largest number of Byzantine workers n
 workers tolerate and the smallest n that tolerates f (:mod:`bounds.byzantine`). ``fedplan staleness beta``,
-``fedplan byzantine max-f|min-n`` and the Damaskinos page call these.
+``fedplan byzantine max-f|min-n`` call these (through :mod:`fedplan.planner.tasks.damaskinos`).
 """
 
 from __future__ import annotations

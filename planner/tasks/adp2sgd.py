@@ -1,8 +1,8 @@
 """Xu et al.'s A(DP)2SGD: Theorem 2 (noise ↔ ε, its floor) next to tight accountants, and the schedule export.
 
-``fedplan adp2sgd sigma|epsilon|min-epsilon|schedule`` and the A(DP)2SGD page run these. The noise is Xu's z
-(``noise_to_sensitivity``: noise std / (2G/B) on each worker's averaged minibatch gradient, replace-one
-neighbours) or the absolute std σ (``noise_std``, on the mean or on the sum with ``noise_on``).
+``fedplan adp2sgd sigma|epsilon|min-epsilon|schedule`` run these (the A(DP)2SGD page can build the same requests).
+The noise is Xu's z (``noise_to_sensitivity``: noise std / (2G/B) on each worker's averaged minibatch gradient,
+replace-one neighbours) or the absolute std σ (``noise_std``, on the mean or on the sum with ``noise_on``).
 
     fedplan adp2sgd sigma --workers 16 --examples-per-worker 3125 --batch-size 256 --steps 58594 \\
         --target-delta 1e-5 --target-epsilon 10

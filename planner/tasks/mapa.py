@@ -1,10 +1,10 @@
 """Li et al.'s MAPA: the stage schedule, Theorem 1/3 sensitivity and noise, Theorem 2/4 bounds, privacy totals.
 
-``fedplan mapa schedule|sensitivity|bound theorem2|bound theorem4|privacy`` and the MAPA page run these; the work
-is done by :mod:`fedplan.planner.mapa`. Defaults are the paper's experimental settings (li L415, L494):
-ε = 0.1 per upload, b = 12, σ = 30, L = 10, Theorem 3's δ = 1e-3, θ = 0.5, K = τ_max = 5, and the paper's noise
-model (E‖η‖² = 2λ², li L744; ``noise_model="corrected"`` with ``model_dim`` N for the N(N+1)λ² of the private
-mechanism).
+``fedplan mapa schedule|sensitivity|bound theorem2|bound theorem4|privacy`` run these (the MAPA page can build the
+same requests); the work is done by :mod:`fedplan.planner.mapa`. Defaults are the paper's experimental settings
+(li L415, L494): ε = 0.1 per upload, b = 12, σ = 30, L = 10, Theorem 3's δ = 1e-3, θ = 0.5, K = τ_max = 5, and the
+paper's noise model (E‖η‖² = 2λ², li L744; ``noise_model="corrected"`` with ``model_dim`` N for the N(N+1)λ² of the
+private mechanism).
 
     fedplan mapa schedule --iterations 25000 --initial-gap 1 --json
     fedplan mapa schedule --iterations 25000 --initial-gap 100 --out mapa.csv
