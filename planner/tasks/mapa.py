@@ -15,6 +15,7 @@ private mechanism).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -84,11 +85,27 @@ def gradient_bound_field(help):
     return real(None, help=help, low=0.0, low_open=True)
 
 
+#: :mod:`bounds.mapa`'s parameter names that a MAPA request spells otherwise (its messages say the request's name).
+FIELD_OF = {"sigma": "gradient_std", "theta": "sensitivity_decay", "delta_b": "noise_variance_bound",
+            "num_edges": "edges"}
+_BOUNDS_NAME = re.compile(rf"\b({'|'.join(FIELD_OF)})(?= = |$)")
+
+
 @dataclass(frozen=True, kw_only=True)
 class _MapaRequest(Request):
-    """What every MAPA request shares: ε per upload (one or one per edge)."""
+    """What every MAPA request shares: ε per upload (one or one per edge); ``answer()`` does the work."""
 
     upload_epsilon: tuple[float, ...] = upload_epsilon_field()
+
+    def answer(self) -> Report:
+        raise NotImplementedError
+
+    def run(self, *, progress=None) -> Report:
+        """:meth:`answer`, with an error of :mod:`bounds.mapa` (e.g. an overflow) naming this request's fields."""
+        try:
+            return self.answer()
+        except ValueError as error:
+            raise ValueError(_BOUNDS_NAME.sub(lambda match: FIELD_OF[match.group(1)], str(error))) from None
 
     def epsilon(self):
         """One ε, or the list of one per edge (as :mod:`bounds.mapa` takes it)."""
@@ -146,7 +163,7 @@ class Schedule(_MapaRequest):
         if self.out is not None:
             format_for_path(self.out)
 
-    def run(self, *, progress=None) -> Report:
+    def answer(self) -> Report:
         initial = self.initial_sensitivity
         if self.initial_clipping_norm is not None:
             initial = mapa.sensitivity_from_gradient_bound(gradient_bound=self.initial_clipping_norm,
@@ -194,7 +211,7 @@ class Sensitivity(_MapaRequest):
         if self.gradient_std == 0 and self.gradient_bound is None:
             raise ValueError("gradient_std must be > 0 for Theorem 3; got 0 (or give gradient_bound)")
 
-    def run(self, *, progress=None) -> Report:
+    def answer(self) -> Report:
         result = recipe.mapa_sensitivity(epsilon=self.upload_epsilon, sigma=self.gradient_std,
                                          batch_size=self.batch_size, delta=self.failure_probability,
                                          sensitivity=self.sensitivity, gradient_bound=self.gradient_bound,
@@ -229,7 +246,7 @@ class _Bound(_MapaRequest):
     def bound_arguments(self) -> dict:
         return {}
 
-    def run(self, *, progress=None) -> Report:
+    def answer(self) -> Report:
         result = recipe.mapa_bound(theorem=self.theorem, iterations=self.iterations, epsilon=self.upload_epsilon,
                                    sigma=self.gradient_std, batch_size=self.batch_size, smoothness=self.smoothness,
                                    max_staleness=self.max_staleness, delta_b=self.noise_variance_bound,
@@ -288,7 +305,7 @@ class Privacy(_MapaRequest):
     def check(self) -> None:
         self.check_edges()
 
-    def run(self, *, progress=None) -> Report:
+    def answer(self) -> Report:
         result = recipe.mapa_privacy(epsilon=self.epsilon(), iterations=self.iterations, num_edges=self.edges,
                                      delta_slack=self.delta_slack)
         return Report(values=result.summary(), result=result)

@@ -145,3 +145,11 @@ def test_old_spellings_still_work_with_a_note(capsys):
                          "--json")
     assert code == 0 and json.loads(out)["value"] == pytest.approx(13.665926, abs=5e-7)
     assert "--delta-b is deprecated here, use --noise-variance-bound" in err
+
+
+def test_an_error_of_the_formulas_names_the_request_fields(capsys):
+    with pytest.raises(ValueError, match=r"for gradient_std = 30, batch_size = 12, sensitivity = 1e-300"):
+        Sensitivity(sensitivity=1e-300).run()
+    code, _, err = run(capsys, "mapa", "schedule", "--iterations", "1e7", "--initial-gap", "1", "--p-reference",
+                       "initial")
+    assert code == 2 and err.endswith("lower iterations or raise sensitivity_decay\n") and err.count("\n") == 1
