@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -13,7 +11,7 @@ from fedplan.bounds import vandijk
 from fedplan.bounds.accounting import round_up
 from fedplan.planner.display import epsilon_text, parse_number
 from fedplan.planner.export import render
-from fedplan.planner.vandijk import SAMPLING_NOTE, plan_vandijk
+from fedplan.planner.vandijk import SAMPLING_NOTE, parse_r0, plan_vandijk
 
 st.set_page_config(page_title="fedplan: increasing sample sizes", layout="wide")
 
@@ -23,13 +21,6 @@ TRANSITION_LABELS = {"p_minus": "p⁻ (K = K⁻)", "p_plus": "p⁺ (K = K⁺)"}
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_plan(inputs: tuple, with_pld: bool):
     return plan_vandijk(**dict(inputs), with_pld=with_pld, time_budget=10.0)
-
-
-def parse_r0(text: str) -> float | str:
-    cleaned = text.strip().lower()
-    if cleaned == "r0(sigma)":
-        return "r0(sigma)"
-    return 1 / math.e if cleaned == "1/e" else parse_number("r0", text)
 
 
 def inputs_form() -> tuple[tuple, bool]:

@@ -83,10 +83,13 @@ def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) ->
             parser.add_argument(name, **settings)
             continue
         required = defaults[name] is dataclasses.MISSING
-        parser.add_argument(flag_name(name), *option.flags, dest=name, required=required, default=argparse.SUPPRESS,
+        target = parser
+        if required and option.deprecated:  # the old spelling alone must satisfy a required field too
+            target, required = parser.add_mutually_exclusive_group(required=True), False
+        target.add_argument(flag_name(name), *option.flags, dest=name, required=required, default=argparse.SUPPRESS,
                             **settings)
         for old in option.deprecated:
-            parser.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
+            target.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
                                 **{**settings, "help": argparse.SUPPRESS})
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(request_type=request_type)
@@ -160,9 +163,9 @@ def start_app(arguments: Sequence[str]) -> int:
 
 
 def _legacy_modules():
-    from fedplan.planner import cli_fedsgd_dpc, cli_simulate, cli_sweep, cli_vandijk
+    from fedplan.planner import cli_simulate, cli_sweep
 
-    return (cli_vandijk, cli_fedsgd_dpc, cli_simulate, cli_sweep)
+    return (cli_simulate, cli_sweep)
 
 
 def _run(args: argparse.Namespace):

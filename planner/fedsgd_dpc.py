@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_int
 from fedplan.planner.export import Schedule, package_versions
+
+if TYPE_CHECKING:
+    from fedplan.planner.estimate import ProblemConstants
 
 MECHANISMS = ("laplace", "gaussian")
 CURVE_POINTS = 60
@@ -151,6 +155,22 @@ def _gaussian(problem: zhou.Problem, *, epsilon, delta, clipping_norm, sample_ra
                                              clipping_norm=clipping_norm, sample_rate=sample_rate,
                                              max_rounds=int(max_rounds), accountant=accountant)
     return choice, {"mode": f"{accountant} accountant", "noise_multipliers": list(choice.noise_multipliers)}, (), {}
+
+
+def estimate_problem(dataset: str, *, clients: int, model: str = "logistic", regularization: float = 1e-3,
+                     seed: int = 0, iid: bool = True) -> tuple[zhou.Problem, ProblemConstants]:
+    """Zhou et al.'s constants estimated from a LIBSVM file split over ``clients`` (zhou L369-372).
+
+    The split is :func:`planner.datasets.split_clients` with ``seed`` (by sorted label when ``iid`` is false).
+    Returns the :class:`bounds.fedsgd_dpc.Problem` and every estimate (ξ₁, ξ₂, the methods) behind it.
+    """
+    from fedplan.planner.datasets import load_libsvm  # scipy.optimize and sparse: loaded only for a data set
+    from fedplan.planner.estimate import estimate_constants
+
+    features, labels = load_libsvm(dataset)
+    estimated = estimate_constants(X=features, y=labels, model=model, regularization=regularization,
+                                   clients=clients, seed=seed, iid=iid)
+    return zhou.Problem(**estimated.fedsgd_problem_kwargs()), estimated
 
 
 def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_norm: float, delta=None,

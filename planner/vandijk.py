@@ -20,14 +20,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fedplan.bounds import accounting, rdp, vandijk
+from fedplan.bounds import accounting, rdp
 from fedplan.bounds.accounting import AccountingResult
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
 from fedplan.planner.export import Schedule, package_versions
+
+if TYPE_CHECKING:  # bounds.vandijk loads scipy.optimize: imported when a plan is made, so the CLI starts fast
+    from fedplan.bounds import vandijk
 
 STEP_RULES = ("inverse", "inverse-sqrt")
 SAMPLING_NOTE = ("Poisson sampling with rate q_i = s_i/N_c per round (an idealisation: the paper's Algorithm 1 "
@@ -131,6 +135,22 @@ class VanDijkPlan:
         }
 
 
+def parse_r0(text: str) -> float | str:
+    """r0 as users type it: ``r0(sigma)`` or ``auto`` (the paper's function r0(σ)), ``1/e`` or a number in (0, 1/e].
+
+    The number's range is checked where it is used (:func:`bounds.vandijk.select_parameters`, naming r0).
+    """
+    cleaned = text.strip().lower().replace(" ", "")
+    if cleaned in ("r0(sigma)", "auto"):
+        return "r0(sigma)"
+    if cleaned == "1/e":
+        return 1 / math.e
+    try:
+        return float(cleaned)
+    except ValueError:
+        raise ValueError(f"r0 must be 'r0(sigma)', '1/e' or a number in (0, 1/e]; got {text!r}") from None
+
+
 def round_step_sizes(sizes, *, learning_rate: float, decay: float, rule: str) -> tuple[float, ...]:
     """η̄_i = η_t at t = Σ_{j<i} s_{j,c} with η_t = η0/(1+βt) or η0/(1+β√t) (Table 2 L1852-1857, L1910)."""
     learning_rate = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
@@ -218,6 +238,8 @@ def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_co
     ``sigma_range`` with a target ``delta`` to take the smallest σ whose claimed δ meets it. The
     tight ε values are at the paper's δ for this plan (``selection.delta``).
     """
+    from fedplan.bounds import vandijk
+
     if (grad_computations is None) == (epochs is None):
         raise ValueError("give exactly one of grad_computations (K per client) and epochs (K/N_c)")
     if grad_computations is None:
@@ -245,10 +267,33 @@ def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_co
     constant_pld, constant_rdp = _tight(constant, selection.delta, with_pld=with_pld, time_budget=time_budget)
     steps = (None if learning_rate is None
              else round_step_sizes(selection.sizes, learning_rate=learning_rate, decay=decay, rule=step_rule))
+    if (tight_pld or tight_rdp).epsilon == 0:
+        raise ValueError(_vacuous_claim(selection, k=k, epochs=epochs))
     matched = matching_constant_noise(selection, tight_pld or tight_rdp)
     return VanDijkPlan(selection=selection, direct=direct, tight_pld=tight_pld, tight_rdp=tight_rdp,
                        constant_pld=constant_pld, constant_rdp=constant_rdp, matched_constant=matched,
                        step_sizes=steps)
+
+
+def _vacuous_claim(selection: vandijk.Selection, *, k: float, epochs: float | None) -> str:
+    """Why a selection whose claimed δ leaves the schedule (0, δ)-DP cannot be planned, in the inputs' names.
+
+    Case 2 gets there when K* caps q so hard that K stays far below K⁺ (the case's hypothesis), more so for a
+    large growth exponent: the budget 𝓑 = σ/F is then below 1 and δ = exp(−ε𝓑²/2) close to 1.
+    """
+    sel = selection
+    inputs = [f"case {sel.case}", f"growth_exponent {sel.p:g}", f"noise_multiplier {sel.sigma:g}",
+              f"epochs {epochs:g}" if epochs is not None else f"grad_computations {sel.grad_computations:.12g}"]
+    if sel.case == 2:
+        inputs.append(f"k_plus_multiple {k:g}")
+    failed = "".join(f"; {h.name} fails ({h.detail})" for h in sel.hypotheses if not h.holds and h.name != "K >= K+")
+    below_k_plus = sel.case == 2 and sel.k_ratio is not None and sel.k_ratio < 1
+    remedy = (f"case 2 assumes K >= K+ and here K = {sel.k_ratio:.3g} K+: use case 1" if below_k_plus
+              else "raise noise_multiplier or target_epsilon, or lower growth_exponent")
+    return (f"nothing to plan: for {', '.join(inputs[:-1])} and {inputs[-1]} (initial_size {sel.initial_size}, "
+            f"client_size {sel.client_size}) the paper's bound "
+            f"claims only delta = {sel.delta:.3g} at target_epsilon {sel.epsilon:g} (budget B = {sel.budget:.3g}), "
+            f"at which the schedule is already (0, delta)-DP{failed}; {remedy}")
 
 
 def matching_constant_noise(selection: vandijk.Selection, target: AccountingResult) -> dict:

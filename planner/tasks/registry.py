@@ -5,12 +5,15 @@ vocabulary test walk; ``GROUPS`` gives the help of each command word that only g
 calibrate …``). Register a new request class here.
 """
 
-from fedplan.planner.tasks import accounting, adp2sgd, damaskinos, mapa, plan
+from fedplan.planner.tasks import accounting, adp2sgd, damaskinos, fedsgd_dpc, mapa, plan, vandijk
 
-TASKS = (*plan.TASKS, *accounting.TASKS, *adp2sgd.TASKS, *mapa.TASKS, *damaskinos.TASKS)
+TASKS = (*plan.TASKS, *accounting.TASKS, *vandijk.TASKS, *fedsgd_dpc.TASKS, *adp2sgd.TASKS, *mapa.TASKS,
+         *damaskinos.TASKS)
 
 GROUPS = {
     ("calibrate",): "solve for one parameter given a target (ε, δ)",
+    ("vandijk",): "van Dijk et al.: increasing sample sizes, r0(σ), K-/K+ planning",
+    ("fedsgd-dpc",): "Zhou et al.: optimal numbers of queries T* and replies b*",
     ("adp2sgd",): "Xu et al. A(DP)2SGD: Theorem 2 noise vs ε, its floor, the tight accountant, schedule export",
     ("mapa",): "Li et al. MAPA: stage schedule, AUDP sensitivity and noise, bounds, privacy totals",
     ("mapa", "bound"): "Theorem 2 (AUDP, convex) or Theorem 4 (constant step) bound",

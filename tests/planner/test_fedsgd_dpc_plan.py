@@ -1,30 +1,17 @@
-"""planner.fedsgd_dpc and ``fedplan fedsgd-dpc optimum``: raw constants, a LIBSVM file, fixed b or T."""
+"""planner.fedsgd_dpc: Laplace and Gaussian plans, fixed b or T, curve, landscape (CLI: tests/planner/tasks/)."""
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fedplan.bounds import fedsgd_dpc as zhou
-from fedplan.planner import cli
 from fedplan.planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
-
-PHISHING = Path(__file__).resolve().parents[3] / "shared" / "data" / "phishing.libsvm"
-RAW = ["--mu", "10", "--lam", "20", "--G", "1", "--xi1", "1", "--Gamma", "0", "--Y0", "1", "--N", "10",
-       "--d", "6000", "--p", "7850", "--epsilon", "1"]
 
 
 def problem():
     return zhou.Problem(num_clients=10, model_dim=7850, client_sizes=6000, strong_convexity=10, smoothness=20,
                         gradient_bound=1, heterogeneity=0, initial_distance=1)
-
-
-def run_cli(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_laplace_plan_is_the_brute_force_integer_optimum():
@@ -69,41 +56,6 @@ def test_gaussian_with_accountant_noise_matches_the_bounds_search():
                                              max_rounds=6)
     assert (plan.choice.rounds, plan.choice.clients_per_round) == (direct.rounds, direct.clients_per_round)
     assert plan.noise["noise_multipliers"] == list(direct.noise_multipliers)
-
-
-def test_cli_raw_constants_json(capsys):
-    code, out, _ = run_cli(capsys, "fedsgd-dpc", "optimum", "--mechanism", "laplace", *RAW, "--json")
-    data = json.loads(out)
-    plan = plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=1, clipping_norm=1)
-    assert code == 0 and data["T_star"] == plan.choice.rounds and data["b_star"] == plan.choice.clients_per_round
-    assert data["bound"] == pytest.approx(plan.choice.bound, rel=1e-15)
-    assert data["constants"]["C1"] == pytest.approx(8 * 10 / (100 * 9))  # 8NG²/(μ²(N−1)), zhou L356
-    code, out, _ = run_cli(capsys, "fedsgd-dpc", "optimum", "--mechanism", "laplace", *RAW, "--fix-b", "5", "--json")
-    assert code == 0 and json.loads(out)["b_star"] == 5
-
-
-@pytest.mark.skipif(not PHISHING.is_file(), reason="../shared/data/phishing.libsvm is not beside the repository")
-def test_cli_from_a_libsvm_file(capsys):
-    code, out, _ = run_cli(capsys, "fedsgd-dpc", "optimum", "--mechanism", "laplace", "--dataset", str(PHISHING),
-                           "--clients", "10", "--epsilon", "5", "--regularization", "0.05", "--json")
-    data = json.loads(out)
-    assert code == 0 and data["constants"]["clients"] == 10 and data["constants"]["mu"] == pytest.approx(0.05)
-    assert (data["T_star"], data["b_star"]) == (12, 10)
-    assert data["bound"] <= data["paper_rule"]["bound"]
-    assert any(h["name"] == "d_1 = ... = d_N" and not h["holds"] for h in data["hypotheses"])  # 1105 vs 1106
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--mechanism", "laplace", "--epsilon", "1"], "give --dataset FILE --clients N, or all raw constants"),
-    (["--mechanism", "gaussian", *RAW[:-2], "--xi2", "1", "--epsilon", "1", "--delta", "1e-5", "--q", "0.1"],
-     "max_rounds must be a finite integer for the Gaussian mechanism"),
-    (["--mechanism", "laplace", *RAW, "--fix-b", "11"], "fix_b must be an integer in [1, 10]; got 11"),
-    (["--mechanism", "laplace", *RAW, "--dataset", "x.libsvm"], "--dataset estimates the constants; do not also"),
-    (["--mechanism", "laplace", *RAW[:2], "--lam", "5", *RAW[4:]], "smoothness must be a real number in [10, inf)"),
-])
-def test_cli_bad_input_is_one_line_with_exit_2(capsys, argv, message):
-    code, out, err = run_cli(capsys, "fedsgd-dpc", "optimum", *argv)
-    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
 
 
 def test_curve_has_rounds_zero_and_grows_past_the_optimum():

@@ -1,12 +1,10 @@
-"""planner.vandijk and ``fedplan vandijk``: the recipe, tight accounting, export and the CLI."""
+"""planner.vandijk: the recipe, tight accounting and export (the CLI: tests/planner/tasks/test_vandijk.py)."""
 
-import json
 import math
 
 import pytest
 
 from fedplan.bounds import accounting, rdp
-from fedplan.planner import cli
 from fedplan.planner.export import load_schedule_file, render
 from fedplan.planner.vandijk import matching_constant_noise, plan_vandijk, round_step_sizes, smallest_sigma
 
@@ -91,60 +89,3 @@ def test_export_round_trip(tmp_path, paper_plan):
     assert [row["sample_size"] for row in rows] == list(paper_plan.selection.sizes)
     assert schedule.metadata["neighboring_relation"] == "add_or_remove_one"
     assert "Poisson" in schedule.metadata["sampling"] and "replacement" in schedule.statement
-
-
-def run_cli(capsys, *argv):
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-SELECT = ["vandijk", "select", "--s0", "16", "--n-c", "10000", "--grad-computations", "25000", "--sigma", "8",
-          "--epsilon", "1", "--p", "1", "--r0", "1/e"]
-
-
-def test_cli_select_paper_prints_the_main_text_numbers(capsys):
-    code, out, _ = run_cli(capsys, *SELECT, "--variant", "paper", "--json", "--no-pld")
-    data = json.loads(out)
-    assert code == 0 and data["rounds"] == 195 and round(data["slope"], 4) == 1.3216
-    assert round(data["budget"], 3) == 5.782 and f"{data['delta']:.2e}" == "5.50e-08"
-    assert data["constant_rounds"] == 1563
-    assert round(data["aggregated_noise"]) == 112 and round(data["constant_aggregated_noise"]) == 229
-    assert data["realised_rounds"] == 183 and data["hypotheses_hold"] is False
-    for key in ("m", "hypotheses", "tight_epsilon_rdp"):
-        assert key in data
-
-
-def test_cli_select_corrected_prints_realised_rounds_and_tight_epsilon(capsys):
-    code, out, _ = run_cli(capsys, *SELECT, "--no-pld")
-    assert code == 0
-    assert "corrected variant: T = 185 rounds (realised 185)" in out
-    assert "tight_epsilon_rdp" in out and "holds  max_i q_i <= r0/sigma" in out
-
-
-def test_cli_r0(capsys):
-    code, out, _ = run_cli(capsys, "vandijk", "r0", "--sigma", "3", "--json")
-    assert code == 0 and round(json.loads(out)["r0"], 4) == 0.0110
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["vandijk", "r0", "--sigma", "1"], "sigma must be a real number in [1.13654, inf); got 1"),
-    ([*SELECT[:-2], "--r0", "e"], "r0 must be 'r0(sigma)', '1/e' or a number in (0, 1/e]; got 'e'"),
-    ([*SELECT, "--p", "0"], "p must be a real number in (0, 10]; got 0"),
-    (["vandijk", "select", "--s0", "16", "--n-c", "10000", "--epochs", "2.5", "--sigma-range", "4", "9",
-      "--epsilon", "1"], "--sigma-range needs --delta"),
-    (["vandijk", "schedule", *SELECT[2:], "--out", "plan.txt"], "output file must end in .csv, .json, .yaml"),
-])
-def test_cli_bad_input_is_one_line_with_exit_2(capsys, argv, message):
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
-
-
-def test_cli_schedule_writes_csv_with_cumulative_epsilon(capsys, tmp_path):
-    target = tmp_path / "plan.csv"
-    code, out, _ = run_cli(capsys, "vandijk", "schedule", *SELECT[2:], "--variant", "paper", "--no-pld",
-                           "--learning-rate", "0.15", "--decay", "0.001", "--out", str(target))
-    lines = target.read_text().splitlines()
-    assert code == 0 and f"wrote 183 rounds to {target}" in out
-    assert lines[0] == "round,sample_size,sample_rate,noise_multiplier,learning_rate,cumulative_epsilon"
-    assert len(lines) == 184 and lines[1].startswith("0,16,0.0016,8.0,0.15,")
