@@ -1,0 +1,170 @@
+"""The app's one way from widgets to a request (:mod:`fedplan.planner.tasks`), and bad input shown where it was typed.
+
+A page draws the inputs of a request through a :class:`Form`: ``form.field(name, label)`` draws the widget of one
+declared field (a text box for a count or a real, parsed like the command line so ``1e4`` works; a radio or a
+select box for a choice; a checkbox for a flag; the field's help text as the widget's help) and keeps an
+``st.empty()`` placeholder under it. ``form.build(**values)`` constructs the request from the widgets' values: the
+request's ``ValueError`` (the same message the API and the CLI give) is shown with ``st.error`` under the widget of
+the field it names, or at the top of the form, and ``build`` returns None. ``form.answer(request)`` runs a request
+through :func:`report` (``st.cache_data`` keyed on the request's type and field values) and shows an error of the
+run the same way.
+
+This module is not a page (:mod:`fedplan.app` lists the pages); it holds no formula and no recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamlit as st
+
+from fedplan.planner.cli import parse_count
+from fedplan.planner.tasks.base import Option, Progress, Report, Request, options
+
+#: The field a message is about: its first word (``clients must be …``, ``upload_epsilon[1] must be …``,
+#: ``r0 = 0.37 at …``); a ``give …`` message names its fields further on.
+_FIRST_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)")
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def as_text(value: Any) -> str:
+    """A declared default as a text box shows it: ``1e-06`` as ``1e-6``, ``50000.0`` as ``50000``."""
+    if value is None or value is dataclasses.MISSING:
+        return ""
+    if isinstance(value, tuple | list):
+        return " ".join(as_text(item) for item in value)
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return re.sub(r"e([+-])0*(\d)", lambda match: "e" + match.group(1).replace("+", "") + match.group(2),
+                      repr(value))
+    return str(value)
+
+
+def parse(name: str, option: Option, text: str, *, optional: bool = False) -> Any:
+    """The value of a text box for a field: a count by the CLI's :func:`~fedplan.planner.cli.parse_count`
+    (``1e4`` is 10000), a real by ``float``; a ``ValueError`` naming the field if the text is not a number. An
+    empty box of an ``optional`` field is None; a field taking several values reads them split by spaces or commas."""
+    if optional and not text.strip():
+        return None
+    if option.multiple:
+        return tuple(parse(name, dataclasses.replace(option, multiple=False), part)
+                     for part in re.split(r"[\s,]+", text.strip()) or [""])
+    if option.kind == "count":
+        try:
+            return parse_count(text.strip())
+        except argparse.ArgumentTypeError as error:
+            raise ValueError(f"{name} {error}") from None
+    if option.kind == "real":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{name} must be a number; got {text!r}") from None
+    return text
+
+
+def named_field(message: str, names: Sequence[str]) -> str | None:
+    """The field among ``names`` that an error message is about: its first word, or for ``give …`` messages the
+    first of ``names`` the message mentions; None if it names none of them."""
+    first = _FIRST_WORD.match(message)
+    if first and first.group(1) in names:
+        return first.group(1)
+    if message.startswith("give "):
+        return next((word for word in _WORDS.findall(message) if word in names), None)
+    return None
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _cached_report(kind: str, fields: tuple, data: tuple, _request: Request) -> Report:
+    return _request.run()
+
+
+def report(request: Request, *, progress: Progress | None = None) -> Report:
+    """``request.run()``, cached on the request's type and field values (and the arrays or segments an API-only
+    field holds: a request holding arrays compares by identity). With ``progress`` it runs uncached."""
+    if progress is not None:
+        return request.run(progress=progress)
+    kind = type(request)
+    data = tuple(getattr(request, name) for name, option in options(kind).items() if not option.cli)
+    return _cached_report(f"{kind.__module__}.{kind.__qualname__}", tuple(request.inputs().items()), data, request)
+
+
+class Form:
+    """The widgets of one request type's fields, their values, and errors shown under them.
+
+    ``request_type`` gives the declarations (help, default, choices); a page may build another request type from
+    the same widgets (``build(OtherType)``) when it shares the fields.
+    """
+
+    def __init__(self, request_type: type[Request]):
+        self.request_type = request_type
+        self.top = st.empty()
+        self.slots: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
+        self.problems: dict[str, str] = {}
+
+    def field(self, name: str, label: str, *, default: Any = None, request_type: type[Request] | None = None,
+              choices: Sequence | None = None, widget: str = "radio", format_func: Callable = str,
+              key: str | None = None) -> Any:
+        """Draw the widget of field ``name`` with ``label`` (``default``: the page's, else the declared one) and
+        return its value (None if its text is not a number: :meth:`build` then shows why). ``choices`` turns a
+        text field into a choice among them; ``widget`` is ``radio`` or ``selectbox`` for a choice."""
+        kind = request_type or self.request_type
+        option = options(kind)[name]
+        declared = next(item.default for item in dataclasses.fields(kind) if item.name == name)
+        shown = declared if default is None else default
+        choices = list(option.choices if choices is None else choices) if option.kind == "choice" or choices else None
+        self.problems.pop(name, None)
+        if choices is not None:
+            index = choices.index(shown) if shown in choices else 0
+            draw = st.radio if widget == "radio" else st.selectbox
+            extra = {"horizontal": True} if widget == "radio" else {}
+            value = draw(label, choices, index=index, help=option.help, format_func=format_func, key=key, **extra)
+        elif option.kind == "flag":
+            value = st.checkbox(label, value=bool(shown), help=option.help, key=key)
+        else:
+            text = st.text_input(label, shown if isinstance(shown, str) else as_text(shown), help=option.help,
+                                 key=key)
+            try:
+                value = parse(name, option, text, optional=declared is None)
+            except ValueError as error:
+                self.problems[name], value = str(error), None
+        self.slots[name] = st.empty()
+        self.values[name] = value
+        return value
+
+    def error(self, message: str, *, field: str | None = None) -> None:
+        """Show ``message`` with ``st.error`` under the widget of ``field`` (or of the field it names), else at the
+        top of the form."""
+        name = field if field in self.slots else named_field(message, list(self.slots))
+        (self.slots[name] if name is not None else self.top).error(message)
+
+    def build(self, request_type: type[Request] | None = None, /, **values) -> Request | None:
+        """The request from the widgets of its fields and ``values`` (which win), or None after showing why not."""
+        kind = request_type or self.request_type
+        names = options(kind)
+        problems = [name for name in self.problems if name in names and name not in values]
+        for name in problems:
+            self.slots[name].error(self.problems[name])
+        if problems:
+            return None
+        given = {name: value for name, value in self.values.items() if name in names}
+        try:
+            return kind(**{**given, **values})
+        except ValueError as error:
+            self.error(str(error))
+            return None
+
+    def answer(self, request: Request | None, *, progress: Progress | None = None) -> Report | None:
+        """:func:`report` of ``request`` (None passes through), or None after showing the run's ``ValueError``."""
+        if request is None:
+            return None
+        try:
+            return report(request, progress=progress)
+        except ValueError as error:
+            self.error(str(error))
+            return None

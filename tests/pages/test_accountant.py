@@ -1,0 +1,56 @@
+"""The accountant page: the Epsilon and Calibrate* requests built from widgets."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fedplan.planner.tasks.accounting import Epsilon
+from tests.pages.helpers import error_under, errors, metric, open_page, refusal
+
+SCHEDULE = dict(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
+
+
+@pytest.fixture
+def app() -> AppTest:
+    return open_page("1_Accountant.py")
+
+
+def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
+    assert not app.exception and not app.error
+    assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979
+    assert metric(app, "ε (PLD") == "5.1937"  # 5.19362 rounded up, never down
+    assert metric(app, "ε (RDP)") == "5.6320"
+    assert any("Poisson sampling" in m.value for m in app.markdown)
+
+
+def test_bad_input_is_the_requests_message_under_its_widget(app):
+    app.text_input[0].set_value("1.5").run()
+    assert not app.exception
+    assert errors(app) == [refusal(Epsilon, **{**SCHEDULE, "sample_rate": 1.5})]
+    assert error_under(app, "Sample rate q (Poisson)") == errors(app)[0]
+    app.text_input[0].set_value("abc").run()
+    assert errors(app) == ["sample_rate must be a number; got 'abc'"]
+    app.text_input[0].set_value("0.01")
+    app.text_input[2].set_value("1e4").run()  # steps parse as on the command line
+    assert not app.error and metric(app, "ε (PLD") == "5.1937"
+
+
+def test_pld_points_on_the_curve(app):
+    app.checkbox[0].check().run()
+    assert not app.exception and not app.error
+
+
+def test_schedule_file_task_asks_for_a_file(app):
+    app.radio[0].set_value("ε of a schedule file").run()
+    assert not app.exception
+    assert errors(app) == ["upload a schedule file: one segment per row (CSV) or a JSON list of segments"]
+
+
+def test_calibration_page(app):
+    app.radio[0].set_value("Calibrate a parameter").run()
+    assert not app.exception and not app.error
+    pld_sigma, rdp_sigma = float(metric(app, "noise_multiplier (PLD)")), float(metric(app, "noise_multiplier (RDP)"))
+    assert pld_sigma < rdp_sigma
+    app.radio[1].set_value("steps").run()
+    assert not app.exception and int(float(metric(app, "steps (PLD)"))) > int(float(metric(app, "steps (RDP)")))
