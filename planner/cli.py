@@ -109,8 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
                                                       parser_class=_OneLineParser)
         sub = groups[tuple(path)].add_parser(leaf, help=request_type.summary, description=request_type.summary)
         add_request(sub, request_type)
-    for module in _legacy_modules():
-        module.add_parser(commands)
     app = commands.add_parser("app", help="start the Streamlit app (needs fedplan[app]); further arguments go to "
                                           "streamlit run, e.g. --server.port 8502")
     app.add_argument("streamlit_arguments", nargs="*", help="options of streamlit run, e.g. --server.port 8502")
@@ -162,19 +160,9 @@ def start_app(arguments: Sequence[str]) -> int:
     return 0  # pragma: no cover - execv does not return
 
 
-def _legacy_modules():
-    from fedplan.planner import cli_simulate, cli_sweep
-
-    return (cli_simulate, cli_sweep)
-
-
 def _run(args: argparse.Namespace):
     if args.command == "app":
         return start_app(args.streamlit_arguments)
-    if hasattr(args, "handler"):  # a command module not yet turned into requests
-        from fedplan.planner.tasks.base import Report
-
-        return Report(values=args.handler(args))
     request = args.request_type(**request_arguments(args))
     label = " ".join(request.command[1:] or request.command)
     return request.run(progress=None if args.json else ProgressBar(label, request.progress_unit))

@@ -1,9 +1,9 @@
 """Parameter sweeps: a grid or a random sample of a simulation's options × seeds, in one tidy table.
 
-A sweep names an algorithm (a ``fedplan simulate`` subcommand), its fixed options, the swept parameters and the
-seeds. Every (cell, seed) pair is one run of the existing engine through the same option mapping as
-``fedplan simulate`` (so ``fedplan simulate <algorithm> --<option> … --seed s`` reproduces a row), and gives one
-flat row: the swept values, the seed, and the headline numbers of the
+A sweep names an algorithm (a ``fedplan simulate`` request), its fixed options, the swept parameters and the
+seeds. Every (cell, seed) pair is one run of that request, ``dataclasses.replace(request, seed=seed)`` of the
+cell's request (so ``fedplan simulate <algorithm> --<option> … --seed s`` reproduces a row), and gives one flat
+row: the swept values, the seed, and the headline numbers of the
 :class:`~planner.simulate.records.SimulationResult` (final loss/accuracy, rounds, ε of the run's own ledger…).
 
 Runs execute in local processes (``concurrent.futures``, the default), in this process (``workers=1``) or on a
@@ -24,20 +24,21 @@ Config (YAML or a mapping)::
       seed: 0
       parameters:
         server_lr: {log_uniform: [0.1, 2]}    # also uniform: [lo, hi], integers: [lo, hi] (inclusive),
-        staleness: {choice: [constant, polynomial]}          # and choice: [values]
+        staleness_weighting: {choice: [constant, polynomial]}          # and choice: [values]
     seeds: [0, 1, 2]                  # or N for 0..N-1 (default [0])
 
-Option names are those of ``fedplan simulate <algorithm> --help`` (dashes or underscores); values are checked
-against the option's type and choices before anything runs. Each row's ε is the engine's ledger (sampling and
-neighbouring relation as stated by ``fedplan simulate``); summaries report the largest ε over a cell's seeds.
+Option names are the request's fields, i.e. those of ``fedplan simulate <algorithm> --help`` (dashes or
+underscores; an old spelling the command still accepts works too). Each value is checked against the field's
+declaration, and every cell's request is built, before anything runs. Each row's ε is the engine's ledger
+(sampling and neighbouring relation as stated by ``fedplan simulate``); summaries report the largest ε over a
+cell's seeds.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
+import dataclasses
 import difflib
-import functools
 import itertools
 import json
 import math
@@ -53,10 +54,18 @@ from pathlib import Path
 import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
-from fedplan.planner import cli_sim_damaskinos, cli_sim_xu_li, cli_simulate
+from fedplan.planner.tasks.base import Option, Request, options
+from fedplan.planner.tasks.simulate import SimulateFedbuff, SimulateFedsgdDpc, SimulatePreset, SimulateVandijk
+from fedplan.planner.tasks.simulate_papers import (
+    SimulateAdp2sgd,
+    SimulateByzantine,
+    SimulateDpscd,
+    SimulateKardam,
+    SimulateMapa,
+)
 
-__all__ = ["RESULT_COLUMNS", "RUNNERS", "CsvStream", "Run", "Runner", "Sweep", "SweepResult", "execute", "iter_rows",
-           "load_sweep", "parse_sweep", "run_sweep", "table_format", "write_table"]
+__all__ = ["RESULT_COLUMNS", "RESULT_PARTS", "RUNNERS", "CsvStream", "Run", "Sweep", "SweepResult", "execute",
+           "iter_rows", "load_sweep", "parse_sweep", "run_sweep", "sweep_options", "table_format", "write_table"]
 
 #: Fields of a run's result that become columns, in this order (``SimulationResult.to_dict`` keys).
 RESULT_COLUMNS = ("rounds", "final_loss", "final_accuracy", "final_dist_sq", "epsilon", "delta", "virtual_time",
@@ -65,91 +74,73 @@ RESULT_COLUMNS = ("rounds", "final_loss", "final_accuracy", "final_dist_sq", "ep
 CONFIG_KEYS = ("algorithm", "description", "options", "grid", "random", "seeds")
 #: Distributions of a random sweep: name → draw(rng, low/high or values, n).
 DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
-#: Options of ``fedplan simulate`` that a sweep sets itself.
-RESERVED = frozenset({"help", "json", "seed", "seeds", "validate"})
+#: Fields of a simulation request that a sweep sets itself.
+RESERVED = frozenset({"seed", "seeds", "validate"})
 #: Modules the local worker processes import once, before they are forked (data, models, the engines' base).
 PRELOAD = (__name__, "fedplan.planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
 CONNECT_TIMEOUT = "10s"
 
-
-@functools.cache
-def _subcommand_actions(subcommand: str) -> dict[str, argparse.Action]:
-    """The options of ``fedplan simulate <subcommand>`` by destination name (from the CLI's own parser)."""
-    parser = argparse.ArgumentParser()
-    cli_simulate.add_parser(parser.add_subparsers())
-    simulate = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
-    which = next(action for action in simulate.choices["simulate"]._actions
-                 if isinstance(action, argparse._SubParsersAction))
-    if subcommand not in which.choices:
-        raise ValueError(f"algorithm {subcommand!r} is not a fedplan simulate subcommand")
-    return {action.dest: action for action in which.choices[subcommand]._actions if action.dest not in RESERVED}
-
-
-@dataclass(frozen=True)
-class Runner:
-    """An algorithm a sweep can run: a ``fedplan simulate`` subcommand and the function that runs its options.
-
-    ``run`` takes the subcommand's parsed options (an ``argparse.Namespace`` with ``json=True``, so no progress
-    bar is drawn, ``validate=False``, ``seed`` and ``seeds=[seed]``) and returns a
-    :class:`~planner.simulate.records.SimulationResult` or a mapping with its ``to_dict()`` keys (the ``--json``
-    output of the subcommand), or, with ``key``, a mapping holding that under ``key``. It must be a module-level
-    function, so that runs can be pickled to other processes.
-    """
-
-    subcommand: str
-    run: Callable[[argparse.Namespace], object]
-    key: str | None = None
-
-    def options(self) -> dict[str, argparse.Action]:
-        return _subcommand_actions(self.subcommand)
-
-    def namespace(self, *, options: Mapping, seed: int) -> argparse.Namespace:
-        values = {dest: action.default for dest, action in self.options().items()}
-        return argparse.Namespace(**{**values, **options, "seed": seed, "seeds": [seed], "validate": False,
-                                     "json": True, "simulate_command": self.subcommand})
-
-
-#: The algorithms a sweep can run. A new engine with a ``fedplan simulate <name>`` subcommand is one entry:
-#: ``"name": Runner("name", module.handler_of_the_namespace)``.
-RUNNERS: dict[str, Runner] = {
-    "vandijk": Runner("vandijk", cli_simulate.simulate_vandijk),
-    "fedsgd-dpc": Runner("fedsgd-dpc", cli_simulate.simulate_fedsgd),
-    "fedbuff": Runner("fedbuff", cli_simulate.simulate_fedbuff),
-    "preset": Runner("preset", cli_simulate.simulate_preset),
-    "adp2sgd": Runner("adp2sgd", cli_sim_xu_li.run_adp2sgd_command),
-    "mapa": Runner("mapa", cli_sim_xu_li.run_mapa_command),
-    "dpscd": Runner("dpscd", cli_sim_damaskinos.run_dpscd_command, key="dpscd"),
-    "dpscd-dpsgd": Runner("dpscd", cli_sim_damaskinos.run_dpscd_command, key="dpsgd"),  # its DP-SGD baseline
-    "kardam": Runner("kardam", cli_sim_damaskinos.run_kardam_command),
-    "byzantine": Runner("byzantine", cli_sim_damaskinos.run_byzantine_command),
+#: The algorithms a sweep can run: the request class of each. A new engine with a ``fedplan simulate <name>``
+#: request is one entry (the request needs a ``seed`` field; its report's values hold ``SimulationResult.to_dict``
+#: keys, or, with an entry in :data:`RESULT_PARTS`, a mapping holding them under that key).
+RUNNERS: dict[str, type[Request]] = {
+    "vandijk": SimulateVandijk,
+    "fedsgd-dpc": SimulateFedsgdDpc,
+    "fedbuff": SimulateFedbuff,
+    "preset": SimulatePreset,
+    "adp2sgd": SimulateAdp2sgd,
+    "mapa": SimulateMapa,
+    "dpscd": SimulateDpscd,
+    "dpscd-dpsgd": SimulateDpscd,  # its DP-SGD baseline
+    "kardam": SimulateKardam,
+    "byzantine": SimulateByzantine,
 }
+#: Algorithms whose request reports several runs: the part of its values a row shows.
+RESULT_PARTS = {"dpscd": "dpscd", "dpscd-dpsgd": "dpsgd"}
+
+
+def sweep_options(request_type: type[Request]) -> dict[str, Option]:
+    """The fields a sweep config may set: the request's command-line fields but ``seed``, ``seeds``, ``validate``."""
+    return {name: option for name, option in options(request_type).items()
+            if option.cli and name not in RESERVED}
+
+
+def _old_spellings(request_type: type[Request]) -> dict[str, str]:
+    """Old option name (``staleness`` of ``--staleness``) → its field, for every deprecated spelling."""
+    return {old.lstrip("-").replace("-", "_"): name for name, option in sweep_options(request_type).items()
+            for old in option.deprecated}
+
+
+def _command(request_type: type[Request]) -> str:
+    return " ".join(("fedplan", *request_type.command))
 
 
 @dataclass(frozen=True)
 class Run:
-    """One run of a sweep: its number, cell, runner, all options (fixed and swept) and seed."""
+    """One run of a sweep: its number, cell, the swept values, all options given (fixed and swept), its seed and
+    the request that runs it (the cell's request with this seed)."""
 
     index: int
     cell: int
     algorithm: str
-    runner: Runner
     parameters: dict
     options: dict
     seed: int
+    request: Request
 
 
 def execute(run: Run) -> dict:
     """Run one (cell, seed) pair and return its row; a ValueError names the run, its parameters and seed."""
     try:
-        outcome = run.runner.run(run.runner.namespace(options=run.options, seed=run.seed))
+        report = run.request.run()
     except ValueError as error:
         described = ", ".join(f"{name}={value!r}" for name, value in run.parameters.items())
         raise ValueError(f"run {run.index} ({described + ', ' if described else ''}seed {run.seed}): {error}") \
             from None
-    summary = outcome.to_dict(with_records=False) if hasattr(outcome, "to_dict") else dict(outcome)
-    if run.runner.key is not None:
-        summary = summary[run.runner.key]
+    summary = dict(report.values)
+    if run.algorithm in RESULT_PARTS:
+        summary = summary[RESULT_PARTS[run.algorithm]]
     row = {"run": run.index, "cell": run.cell, "algorithm": run.algorithm, **run.parameters, "seed": run.seed}
     for name in RESULT_COLUMNS:
         row[f"result_{name}" if name in row else name] = summary.get(name)
@@ -158,7 +149,7 @@ def execute(run: Run) -> dict:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A validated sweep: fixed options, one dict of swept values per cell, and the seeds."""
+    """A validated sweep: fixed options, one dict of swept values per cell, the seeds and each cell's request."""
 
     algorithm: str
     options: dict
@@ -167,6 +158,10 @@ class Sweep:
     seeds: tuple[int, ...]
     mode: str
     config: dict = field(default_factory=dict)
+    #: The request of each cell (with the first seed); a run replaces its seed.
+    requests: tuple[Request, ...] = ()
+    #: ``(old name, field)`` of every old option name the config used.
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def size(self) -> int:
@@ -178,14 +173,59 @@ class Sweep:
         return head + tuple(f"result_{name}" if name in head else name for name in RESULT_COLUMNS)
 
     def runs(self) -> list[Run]:
-        runner = RUNNERS[self.algorithm]
-        return [Run(index=cell * len(self.seeds) + position, cell=cell, algorithm=self.algorithm, runner=runner,
-                    parameters=values, options={**self.options, **values}, seed=seed)
+        return [Run(index=cell * len(self.seeds) + position, cell=cell, algorithm=self.algorithm, parameters=values,
+                    options={**self.options, **values}, seed=seed,
+                    request=dataclasses.replace(self.requests[cell], seed=seed))
                 for cell, values in enumerate(self.cells) for position, seed in enumerate(self.seeds)]
 
 
 def _fail(message: str):
     raise ValueError(f"sweep config: {message}")
+
+
+class _Names:
+    """Option names of a config resolved to the request's fields (old spellings too, remembered)."""
+
+    def __init__(self, request_type: type[Request]):
+        self.request_type, self.fields = request_type, sweep_options(request_type)
+        self.old, self.renamed = _old_spellings(request_type), {}
+
+    def field(self, name: str, key: str) -> str:
+        if name == "seed":
+            _fail(f"{key} is not an option: the seeds are the top-level key seeds")
+        if name in self.fields:
+            return name
+        if name in self.old:
+            self.renamed[name] = self.old[name]
+            return self.old[name]
+        close = difflib.get_close_matches(name, self.fields, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else f" (options: {', '.join(sorted(self.fields))})"
+        _fail(f"{key} is not an option of {_command(self.request_type)}{hint}")
+
+    def mapping(self, value, key: str) -> dict:
+        """``{field: value}`` of a config mapping; an old and a new spelling of one field are refused."""
+        written = _mapping(value, key)
+        resolved = {}
+        for name, item in written.items():
+            target = self.field(name, f"{key}.{name}")
+            if target in resolved:
+                _fail(f"{key} gives {target} twice (under its old and its new name)")
+            resolved[target] = (name, item)
+        return resolved
+
+    def check(self, name: str, value, key: str):
+        """``value`` converted by the field's declaration (int/float/str/bool, a list for multi-valued fields)."""
+        option = self.fields[name]
+        default = next(item.default for item in dataclasses.fields(self.request_type) if item.name == name)
+        if value is None and default is None:
+            return None
+        if option.multiple and isinstance(value, list) and not value:
+            _fail(f"{key} must not be empty")
+        try:
+            checked = option.check(key, value)
+        except ValueError as error:
+            raise ValueError(f"sweep config: {error}") from None
+        return list(checked) if isinstance(checked, tuple) else checked
 
 
 def _mapping(value, key: str) -> dict:
@@ -194,58 +234,15 @@ def _mapping(value, key: str) -> dict:
     return {str(name).replace("-", "_"): item for name, item in value.items()}
 
 
-def _option_action(runner: Runner, name: str, key: str) -> argparse.Action:
-    actions = runner.options()
-    if name == "seed":
-        _fail(f"{key} is not an option: the seeds are the top-level key seeds")
-    if name not in actions:
-        close = difflib.get_close_matches(name, actions, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else f" (options: {', '.join(sorted(actions))})"
-        _fail(f"{key} is not an option of fedplan simulate {runner.subcommand}{hint}")
-    return actions[name]
-
-
-def _check_scalar(action: argparse.Action, value, key: str):
-    if action.nargs == 0:  # a flag (store_true)
-        if not isinstance(value, bool):
-            _fail(f"{key} must be true or false; got {value!r}")
-        return value
-    if action.type is int:
-        value = check_int(key, value)
-    elif action.type is float:
-        value = check_real(key, value)
-    elif not isinstance(value, str):
-        raise ValueError(f"{key} must be a string; got {value!r}")
-    if action.choices is not None:
-        check_choice(key, value, action.choices)
-    return value
-
-
-def _check_value(runner: Runner, name: str, value, key: str):
-    """``value`` converted to the option's type (int/float/str/bool, a list for multi-valued options)."""
-    action = _option_action(runner, name, key)
-    try:
-        if action.nargs in ("+", "*"):
-            values = value if isinstance(value, list) else [value]
-            if not values:
-                _fail(f"{key} must not be empty")
-            return [_check_scalar(action, item, f"{key}[{i}]") for i, item in enumerate(values)]
-        return _check_scalar(action, value, key)
-    except ValueError as error:
-        message = str(error)
-        raise ValueError(message if message.startswith("sweep config: ") else f"sweep config: {message}") from None
-
-
-def _grid_cells(runner: Runner, grid) -> tuple[tuple[str, ...], list[dict]]:
-    grid = _mapping(grid, "grid")
+def _grid_cells(names: _Names, grid) -> tuple[tuple[str, ...], list[dict]]:
+    grid = names.mapping(grid, "grid")
     if not grid:
         _fail("grid must name at least one parameter")
     columns = {}
-    for name, values in grid.items():
-        _option_action(runner, name, f"grid.{name}")
+    for name, (written, values) in grid.items():
         if not isinstance(values, list) or not values:
-            _fail(f"grid.{name} must be a non-empty list of values; got {values!r}")
-        columns[name] = [_check_value(runner, name, value, f"grid.{name}[{i}]") for i, value in enumerate(values)]
+            _fail(f"grid.{written} must be a non-empty list of values; got {values!r}")
+        columns[name] = [names.check(name, value, f"grid.{written}[{i}]") for i, value in enumerate(values)]
     return tuple(columns), [dict(zip(columns, combo, strict=True)) for combo in itertools.product(*columns.values())]
 
 
@@ -269,26 +266,25 @@ def _draw(kind: str, spec, rng: np.random.Generator, samples: int, key: str) -> 
     return [float(value) for value in np.exp(rng.uniform(math.log(low), math.log(high), size=samples))]
 
 
-def _random_cells(runner: Runner, random) -> tuple[tuple[str, ...], list[dict]]:
+def _random_cells(names: _Names, random) -> tuple[tuple[str, ...], list[dict]]:
     random = _mapping(random, "random")
     unknown = sorted(set(random) - {"samples", "seed", "parameters"})
     if unknown:
         _fail(f"random.{unknown[0]} is not a key of random (keys: samples, seed, parameters)")
     samples = check_int("sweep config: random.samples", random.get("samples"), low=1)
     rng = np.random.default_rng(check_int("sweep config: random.seed", random.get("seed", 0), low=0))
-    parameters = _mapping(random.get("parameters"), "random.parameters")
+    parameters = names.mapping(random.get("parameters"), "random.parameters")
     if not parameters:
         _fail("random.parameters must name at least one parameter")
     columns = {}
-    for name, spec in parameters.items():
-        key = f"random.parameters.{name}"
-        _option_action(runner, name, key)
+    for name, (written, spec) in parameters.items():
+        key = f"random.parameters.{written}"
         if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
             _fail(f"{key} must be one distribution {{kind: values}} with kind one of {', '.join(DISTRIBUTIONS)}; "
                   f"got {spec!r}")
         kind, values = next(iter(spec.items()))
         drawn = _draw(kind, values, rng, samples, key)
-        columns[name] = [_check_value(runner, name, value, f"{key} (draw {i})") for i, value in enumerate(drawn)]
+        columns[name] = [names.check(name, value, f"{key} (draw {i})") for i, value in enumerate(drawn)]
     return tuple(columns), [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
@@ -303,8 +299,16 @@ def _seeds(value) -> tuple[int, ...]:
     return tuple(range(check_int("sweep config: seeds", value, low=1)))
 
 
+def _described(values: Mapping) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in values.items())
+
+
 def parse_sweep(*, config: Mapping) -> Sweep:
-    """Validate a sweep config (see the module docstring); a ValueError names the offending key."""
+    """Validate a sweep config (see the module docstring); a ValueError names the offending key.
+
+    Every cell's request is built here (with the first seed), so a value the request refuses, alone or with the
+    others, stops the sweep before anything runs.
+    """
     if not isinstance(config, Mapping):
         _fail(f"the config must be a mapping with keys {', '.join(CONFIG_KEYS)}; got {type(config).__name__}")
     unknown = sorted(set(config) - set(CONFIG_KEYS))
@@ -313,23 +317,33 @@ def parse_sweep(*, config: Mapping) -> Sweep:
     if "algorithm" not in config:
         _fail(f"algorithm is required (one of {', '.join(RUNNERS)})")
     algorithm = check_choice("sweep config: algorithm", config["algorithm"], RUNNERS)
-    runner = RUNNERS[algorithm]
-    options = {name: _check_value(runner, name, value, f"options.{name}")
-               for name, value in _mapping(config.get("options", {}), "options").items()}
+    request_type = RUNNERS[algorithm]
+    names = _Names(request_type)
+    options = {name: names.check(name, value, f"options.{written}")
+               for name, (written, value) in names.mapping(config.get("options", {}), "options").items()}
     if "grid" in config and "random" in config:
         _fail("give grid or random, not both")
     mode = "grid" if "grid" in config else "random" if "random" in config else "seeds"
-    parameters, cells = {"grid": lambda: _grid_cells(runner, config["grid"]),
-                         "random": lambda: _random_cells(runner, config["random"]),
+    parameters, cells = {"grid": lambda: _grid_cells(names, config["grid"]),
+                         "random": lambda: _random_cells(names, config["random"]),
                          "seeds": lambda: ((), [{}])}[mode]()
     for name in parameters:
         if name in options:
             _fail(f"{name} is both a fixed option and a {mode} parameter")
-    for name, action in runner.options().items():
-        if action.required and name not in options and name not in parameters:
-            _fail(f"options.{name} is required by fedplan simulate {algorithm}")
-    return Sweep(algorithm=algorithm, options=options, parameters=parameters, cells=tuple(cells),
-                 seeds=_seeds(config.get("seeds", [0])), mode=mode, config=dict(config))
+    for item in dataclasses.fields(request_type):
+        if item.name in names.fields and item.default is dataclasses.MISSING \
+                and item.default_factory is dataclasses.MISSING and item.name not in options \
+                and item.name not in parameters:
+            _fail(f"options.{item.name} is required by {_command(request_type)}")
+    seeds = _seeds(config.get("seeds", [0]))
+    requests = []
+    for index, values in enumerate(cells):
+        try:
+            requests.append(request_type(**options, **values, seed=seeds[0]))
+        except ValueError as error:
+            _fail(f"cell {index} ({_described(values)}): {error}" if values else str(error))
+    return Sweep(algorithm=algorithm, options=options, parameters=parameters, cells=tuple(cells), seeds=seeds,
+                 mode=mode, config=dict(config), requests=tuple(requests), renamed=tuple(names.renamed.items()))
 
 
 #: YAML 1.2 floats that YAML 1.1 (PyYAML) reads as strings: an exponent without a dot, e.g. 1e-5, 2E3.
@@ -369,7 +383,7 @@ def _process_rows(runs: list[Run], workers: int) -> Iterator[dict]:
     # forkserver: safe when the caller has threads (a Dask client, a web app); the server imports the engines
     # once, so the workers of later sweeps in this process start without importing them again.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(sorted({*PRELOAD, *(run.runner.run.__module__ for run in runs)}))
+    context.set_forkserver_preload(sorted({*PRELOAD, *(type(run.request).__module__ for run in runs)}))
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         pending = {pool.submit(execute, run) for run in runs}
@@ -445,6 +459,10 @@ class SweepResult:
                      f"{len(sweep.seeds)} seeds) on {self.backend} in {self.wall_time_s:.2f} s; {diverged} diverged. "
                      "Each run's epsilon is its own ledger at its delta (as fedplan simulate states it); "
                      "per cell the largest epsilon over the seeds is reported.")
+        if sweep.renamed:
+            statement += (" Old option names in the config: "
+                          + ", ".join(f"{old} (now {name})" for old, name in sweep.renamed)
+                          + "; they go in fedplan 0.3.")
         return {"algorithm": sweep.algorithm, "mode": sweep.mode, "runs": len(self.rows), "cells": len(sweep.cells),
                 "seeds": list(sweep.seeds), "parameters": list(sweep.parameters), "options": sweep.options,
                 "backend": self.backend, "wall_time_s": self.wall_time_s, "diverged": diverged, "best": best,

@@ -5,13 +5,28 @@ vocabulary test walk; ``GROUPS`` gives the help of each command word that only g
 calibrate …``). Register a new request class here.
 """
 
-from fedplan.planner.tasks import accounting, adp2sgd, damaskinos, fedsgd_dpc, mapa, plan, vandijk
+from fedplan.planner.tasks import (
+    accounting,
+    adp2sgd,
+    damaskinos,
+    fedsgd_dpc,
+    mapa,
+    plan,
+    simulate,
+    simulate_papers,
+    sweep,
+    validate,
+    vandijk,
+)
 
 TASKS = (*plan.TASKS, *accounting.TASKS, *vandijk.TASKS, *fedsgd_dpc.TASKS, *adp2sgd.TASKS, *mapa.TASKS,
-         *damaskinos.TASKS)
+         *damaskinos.TASKS, *simulate.TASKS,
+         *simulate_papers.TASKS, *validate.TASKS, *sweep.TASKS)
 
 GROUPS = {
     ("calibrate",): "solve for one parameter given a target (ε, δ)",
+    ("simulate",): "backing simulation of an algorithm (event engine, DP ledger)",
+    ("validate",): "run a plan on several seeds and check its claims",
     ("vandijk",): "van Dijk et al.: increasing sample sizes, r0(σ), K-/K+ planning",
     ("fedsgd-dpc",): "Zhou et al.: optimal numbers of queries T* and replies b*",
     ("adp2sgd",): "Xu et al. A(DP)2SGD: Theorem 2 noise vs ε, its floor, the tight accountant, schedule export",

@@ -1,8 +1,10 @@
-"""planner.simulate.sweep: config validation, grid/random cells, rows = fedplan simulate runs, backends agree."""
+"""planner.simulate.sweep: config validation from the requests' fields, grid/random cells, rows = fedplan simulate
+runs, backends agree."""
 
 import csv
 import json
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -10,7 +12,9 @@ import pytest
 
 from fedplan.planner.cli import main
 from fedplan.planner.simulate import sweep as sweeps
-from fedplan.planner.simulate.sweep import RUNNERS, Runner, load_sweep, parse_sweep, run_sweep, write_table
+from fedplan.planner.simulate.sweep import RUNNERS, load_sweep, parse_sweep, run_sweep, write_table
+from fedplan.planner.tasks.base import Report
+from fedplan.planner.tasks.simulate import SimulateFedbuff
 
 #: A tiny FedBuff problem: one run takes a few milliseconds.
 TINY = {"n_samples": 300, "n_features": 4, "clients": 4, "rounds": 5, "sample_rate": 0.1, "buffer_size": 2,
@@ -37,6 +41,7 @@ def test_grid_is_the_cartesian_product_in_written_order_and_runs_are_cell_major(
     runs = sweep.runs()
     assert [(run.index, run.cell, run.seed) for run in runs[:4]] == [(0, 0, 7), (1, 0, 3), (2, 1, 7), (3, 1, 3)]
     assert runs[7].options == {**TINY, "noise_multiplier": 1.0, "server_lr": 2.0}
+    assert runs[7].request == SimulateFedbuff(**TINY, noise_multiplier=1.0, server_lr=2.0, seed=3)
     assert sweep.columns[:6] == ("run", "cell", "algorithm", "noise_multiplier", "server_lr", "seed")
 
 
@@ -58,7 +63,7 @@ def test_a_row_is_the_run_fedplan_simulate_gives_for_the_same_options_and_seed(c
 def test_random_sweep_is_reproducible_within_its_ranges_and_follows_its_seed():
     random = {"samples": 200, "seed": 3, "parameters": {
         "noise_multiplier": {"log_uniform": [0.1, 10]}, "buffer_size": {"integers": [2, 4]},
-        "server_lr": {"uniform": [0.5, 1.5]}, "staleness": {"choice": ["constant", "threshold"]}}}
+        "server_lr": {"uniform": [0.5, 1.5]}, "staleness_weighting": {"choice": ["constant", "threshold"]}}}
     sweep = tiny_sweep(random=random)
     assert sweep.cells == tiny_sweep(random=random).cells and sweep.mode == "random" and sweep.size == 200
     assert sweep.cells != tiny_sweep(random={**random, "seed": 4}).cells
@@ -69,7 +74,7 @@ def test_random_sweep_is_reproducible_within_its_ranges_and_follows_its_seed():
     assert {cell["buffer_size"] for cell in sweep.cells} == {2, 3, 4}
     assert all(type(cell["buffer_size"]) is int for cell in sweep.cells)
     assert all(0.5 <= cell["server_lr"] <= 1.5 for cell in sweep.cells)
-    assert {cell["staleness"] for cell in sweep.cells} == {"constant", "threshold"}
+    assert {cell["staleness_weighting"] for cell in sweep.cells} == {"constant", "threshold"}
 
 
 def test_seeds_as_a_count_and_the_default():
@@ -83,10 +88,19 @@ def test_seeds_as_a_count_and_the_default():
     ({"options": {**TINY, "learning_rat": 1}}, "options.learning_rat is not an option of fedplan simulate fedbuff"),
     ({"options": {**TINY, "servr_lr": 1}}, "(did you mean server_lr?)"),
     ({"options": {**TINY, "rounds": 2.5}}, "sweep config: options.rounds must be an integer"),
+    ({"options": {**TINY, "staleness_weighting": "linear"}},
+     "options.staleness_weighting must be one of 'constant', 'polynomial'"),
     ({"options": {**TINY, "staleness": "linear"}}, "options.staleness must be one of 'constant', 'polynomial'"),
+    ({"options": {**TINY, "staleness": "constant", "staleness_weighting": "constant"}},
+     "options gives staleness_weighting twice (under its old and its new name)"),
+    ({"options": {**TINY, "buffer_size": 0}}, "options.buffer_size must be an integer in [1, inf); got 0"),
+    ({"grid": {"partition": ["iid", "dirichlet"]}},
+     "cell 1 (partition='dirichlet'): partition dirichlet needs dirichlet_alpha"),
+    ({"options": {**TINY, "validate": True}}, "options.validate is not an option of fedplan simulate fedbuff"),
     ({"options": {**TINY, "optimum": "yes"}}, "options.optimum must be true or false; got 'yes'"),
     ({"grid": {"noise_multiplier": 1}}, "grid.noise_multiplier must be a non-empty list of values; got 1"),
     ({"grid": {"noise_multiplier": [1, "x"]}}, "grid.noise_multiplier[1] must be a real number"),
+    ({"grid": {"noise_multiplier": [1, -1]}}, "grid.noise_multiplier[1] must be a real number in [0, inf); got -1"),
     ({"options": TINY, "grid": {"rounds": [1, 2]}}, "rounds is both a fixed option and a grid parameter"),
     ({"grid": {"seed": [1, 2]}}, "grid.seed is not an option"),
     ({"grid": {"rounds": [1]}, "random": {}}, "give grid or random, not both"),
@@ -110,15 +124,31 @@ def test_bad_configs_name_the_key(changes, message):
 def test_a_required_option_must_be_given():
     with pytest.raises(ValueError, match="options.clients_per_round is required by fedplan simulate fedsgd-dpc"):
         parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3}})
-    swept = parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3},
+    swept = parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3, "target_epsilon": 1},
                                 "grid": {"clients_per_round": [2]}})
     assert swept.cells == ({"clients_per_round": 2},)
+    # the cells' requests are built before anything runs: relations between options are checked there
+    with pytest.raises(ValueError, match=r"^sweep config: cell 0 \(clients_per_round=2\): give exactly one of "
+                                         "target_epsilon"):
+        parse_sweep(config={"algorithm": "fedsgd-dpc", "options": {"rounds": 3}, "grid": {"clients_per_round": [2]}})
+
+
+def test_old_option_names_are_accepted_and_named_in_the_summary():
+    sweep = parse_sweep(config={"algorithm": "fedbuff", "grid": {"alpha": [0.5]},
+                                "options": {**TINY, "staleness": "constant", "partition": "dirichlet"}})
+    assert sweep.options["staleness_weighting"] == "constant" and sweep.parameters == ("dirichlet_alpha",)
+    assert sweep.renamed == (("staleness", "staleness_weighting"), ("alpha", "dirichlet_alpha"))
+    result = run_sweep(sweep=sweep, workers=1)
+    assert "Old option names in the config: staleness (now staleness_weighting), alpha (now dirichlet_alpha)" \
+        in result.to_dict()["statement"]
+    assert result.rows[0]["dirichlet_alpha"] == 0.5
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_failing_run_names_its_parameters_and_seed(workers):
-    sweep = tiny_sweep(grid={"buffer_size": [2, 0]}, seeds=[5])
-    with pytest.raises(ValueError, match=r"^run 1 \(buffer_size=0, seed 5\): buffer_size must be an integer"):
+    sweep = tiny_sweep(grid={"compute_mean": [[1.0], [1.0, 2.0]]}, seeds=[5])
+    with pytest.raises(ValueError, match=r"^run 1 \(compute_mean=\[1.0, 2.0\], seed 5\): mean must have one entry "
+                                         r"per client \(4\); got 2"):
         run_sweep(sweep=sweep, workers=workers)
 
 
@@ -149,13 +179,16 @@ def test_a_swept_option_named_like_a_result_keeps_both_columns():
     assert [(row["rounds"], row["result_rounds"]) for row in result.rows] == [(2, 2), (3, 3)]
 
 
-def custom_runner(args):
-    """A registered runner may return a mapping with SimulationResult.to_dict keys."""
-    return {"rounds": args.rounds, "final_loss": args.server_lr * 10 + args.seed, "diverged": False}
+@dataclass(frozen=True, kw_only=True)
+class Custom(SimulateFedbuff):
+    """A registered request may answer with SimulationResult.to_dict keys of its own."""
+
+    def run(self, *, progress=None) -> Report:
+        return Report(values={"rounds": self.rounds, "final_loss": self.server_lr * 10 + self.seed, "diverged": False})
 
 
 def test_a_new_runner_is_one_registry_entry(monkeypatch):
-    monkeypatch.setitem(RUNNERS, "custom", Runner("fedbuff", custom_runner))
+    monkeypatch.setitem(RUNNERS, "custom", Custom)
     result = run_sweep(sweep=parse_sweep(config={"algorithm": "custom", "grid": {"server_lr": [1, 2]}, "seeds": 2}),
                        workers=1)
     assert [row["final_loss"] for row in result.rows] == [10.0, 11.0, 20.0, 21.0]
@@ -230,20 +263,19 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
         load_sweep(path=path)
 
 
-@pytest.mark.parametrize(("algorithm", "options", "seed_flag", "nested"), [
-    ("adp2sgd", {"n_samples": 300, "n_features": 4, "workers": 4, "steps": 20}, "--seed", None),
-    ("mapa", {"n_samples": 300, "n_features": 4, "edges": 3, "iterations": 30, "epsilon": [2.0]}, "--seed", None),
-    ("kardam", {"n_samples": 300, "n_features": 4, "clients": 5, "rounds": 10, "faults": 1}, "--seeds", None),
-    ("byzantine", {"n_samples": 300, "n_features": 4, "clients": 7, "rounds": 10, "faults": 1}, "--seed", None),
-    ("dpscd", {"preset": "ridge", "epochs": 1}, "--seeds", "dpscd"),
-    ("dpscd-dpsgd", {"preset": "ridge", "epochs": 1, "dpsgd_epochs": 1}, "--seeds", "dpsgd"),
+@pytest.mark.parametrize(("algorithm", "options", "nested"), [
+    ("adp2sgd", {"n_samples": 300, "n_features": 4, "workers": 4, "steps": 20}, None),
+    ("mapa", {"n_samples": 300, "n_features": 4, "edges": 3, "iterations": 30, "upload_epsilon": [2.0]}, None),
+    ("kardam", {"n_samples": 300, "n_features": 4, "clients": 5, "rounds": 10, "faults": 1}, None),
+    ("byzantine", {"n_samples": 300, "n_features": 4, "clients": 7, "rounds": 10, "faults": 1}, None),
+    ("dpscd", {"preset": "ridge", "epochs": 1}, "dpscd"),
+    ("dpscd-dpsgd", {"preset": "ridge", "epochs": 1, "dpsgd_epochs": 1}, "dpsgd"),
 ])
-def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, algorithm, options, seed_flag,
-                                                                        nested):
+def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, algorithm, options, nested):
     result = run_sweep(sweep=parse_sweep(config={"algorithm": algorithm, "options": options, "seeds": [0, 1]}),
                        workers=1)
     row = result.rows[1]
-    argv = ["simulate", RUNNERS[algorithm].subcommand, "--json", seed_flag, "1"]
+    argv = [*RUNNERS[algorithm].command, "--json", "--seed", "1"]
     for name, value in options.items():
         argv += [f"--{name.replace('_', '-')}", *map(str, value if isinstance(value, list) else [value])]
     assert main(argv) == 0

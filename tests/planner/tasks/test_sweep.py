@@ -1,4 +1,4 @@
-"""fedplan sweep: JSON summary, tables written (Parquet/CSV), progress bar, one-line errors."""
+"""fedplan sweep: JSON summary, tables written (Parquet/CSV), progress bar in runs, one-line errors."""
 
 import csv
 import json
@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from fedplan.planner.cli import main
+from fedplan.planner.tasks.sweep import RunSweep
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "sweep_example.yaml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "sweep_example.yaml"
 CONFIG = {"algorithm": "fedbuff",
           "options": {"n_samples": 300, "n_features": 4, "clients": 4, "rounds": 5, "sample_rate": 0.1,
                       "clipping_norm": 1.0, "eval_every": 5},
@@ -32,7 +33,7 @@ def config(tmp_path):
 
 def test_json_summary_and_a_parquet_table_sorted_by_run(capsys, config, tmp_path):
     out = tmp_path / "runs.parquet"
-    code, stdout, err = run(capsys, "sweep", str(config), "--out", str(out), "--workers", "2", "--json")
+    code, stdout, err = run(capsys, "sweep", str(config), "--out", str(out), "--processes", "2", "--json")
     assert code == 0 and err == ""
     summary = json.loads(stdout)
     assert (summary["runs"], summary["cells"], summary["seeds"], summary["diverged"]) == (12, 4, [0, 1, 2], 0)
@@ -48,7 +49,7 @@ def test_json_summary_and_a_parquet_table_sorted_by_run(capsys, config, tmp_path
 
 def test_table_output_progress_bar_and_default_csv_name(capsys, config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, stdout, err = run(capsys, "sweep", str(config), "--workers", "1")
+    code, stdout, err = run(capsys, "sweep", str(config), "--processes", "1")
     assert code == 0 and "12/12 runs" in err and err.endswith("\n")
     assert stdout.startswith("algorithm") and "best noise_multiplier" in stdout and "out  " in stdout
     with (tmp_path / "tiny.csv").open() as handle:
@@ -57,8 +58,8 @@ def test_table_output_progress_bar_and_default_csv_name(capsys, config, tmp_path
 
 
 def test_the_example_config_runs(capsys, tmp_path):
-    code, stdout, _ = run(capsys, "sweep", str(EXAMPLE), "--out", str(tmp_path / "example.csv"), "--workers", "1",
-                          "--json")
+    code, stdout, _ = run(capsys, "sweep", str(EXAMPLE), "--out", str(tmp_path / "example.csv"), "--processes",
+                          "1", "--json")
     summary = json.loads(stdout)
     assert code == 0 and (summary["runs"], summary["cells"], summary["diverged"]) == (60, 12, 0)
     assert 0.5 < summary["best"]["mean_final_accuracy"] <= 1
@@ -69,9 +70,12 @@ def test_the_example_config_runs(capsys, tmp_path):
                                              "simulate fedbuff (did you mean noise_multiplier?)"),
     ({"seeds": "all"}, (), "sweep config: seeds must be an integer"),
     ({}, ("--out", "runs.xlsx"), "out must end in .parquet or .csv; got 'runs.xlsx'"),
-    ({}, ("--workers", "0"), "workers must be an integer in [1, inf); got 0"),
+    ({}, ("--processes", "0"), "processes must be an integer in [1, inf); got 0"),
     ({}, ("--scheduler", "nope://x:1"), "cannot reach the Dask scheduler 'nope://x:1': unknown address scheme"),
-    ({"grid": {"buffer_size": [2, 0]}}, ("--workers", "1"), "run 3 (buffer_size=0, seed 0): buffer_size must be"),
+    ({"grid": {"buffer_size": [2, 0]}}, ("--processes", "1"), "sweep config: grid.buffer_size[1] must be an integer in "
+                                                                "[1, inf); got 0"),
+    ({"grid": {"dataset": ["synthetic", "nope"]}}, ("--processes", "1"), "run 3 (dataset='nope', seed 0): dataset must "
+                                                                          "be one of"),
 ])
 def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, tmp_path, monkeypatch, changes, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -85,3 +89,25 @@ def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, tmp_path, monkeypat
 def test_a_missing_config_file_is_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "sweep", str(tmp_path / "none.yaml"))
     assert code == 2 and "cannot read sweep config" in err and err.count("\n") == 1
+
+
+def test_the_old_workers_spelling_works_with_a_note(capsys, config, tmp_path):
+    code, stdout, err = run(capsys, "sweep", str(config), "--out", str(tmp_path / "t.csv"), "--workers", "1", "--json")
+    assert code == 0 and json.loads(stdout)["backend"] == "this process"
+    assert err == ("fedplan: note: --workers is deprecated here, use --processes (the old spelling goes in fedplan "
+                   "0.3)\n")
+
+
+def test_the_api_and_the_cli_give_the_same_message(capsys, config):
+    with pytest.raises(ValueError) as raised:
+        RunSweep(config=str(config), out="runs.xlsx")
+    code, _, err = run(capsys, "sweep", str(config), "--out", "runs.xlsx")
+    assert code == 2 and err == f"fedplan: error: {raised.value}\n"
+
+
+def test_the_api_reports_progress_in_runs_and_the_rows(config, tmp_path):
+    seen = []
+    report = RunSweep(config=str(config), out=str(tmp_path / "t.csv"), processes=1).run(
+        progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 12) and seen[-1] == (12, 12) and len(report.result.rows) == 12
+    assert report["out"] == str(tmp_path / "t.csv") and RunSweep.progress_unit == "runs"

@@ -1,0 +1,451 @@
+"""Simulations of the other papers' algorithms: ``fedplan simulate adp2sgd|mapa|dpscd|kardam|byzantine``.
+
+    fedplan simulate adp2sgd --preset adp2sgd-ring
+    fedplan simulate adp2sgd --topology torus --workers 9 --steps 2000 --noise-to-sensitivity 2 --json
+    fedplan simulate adp2sgd --validate --steps 1000 --staleness-model fixed --max-staleness 2 --seeds 0 1
+    fedplan simulate mapa --preset mapa-fig2
+    fedplan simulate mapa --algorithm audp --iterations 3000 --upload-epsilon 5 --validate
+    fedplan simulate dpscd --preset ridge                 # DP-SCD vs DP-SGD at ε = 1 (same accountant)
+    fedplan simulate dpscd --preset svm --target-epsilon 0.5 --validate --seeds 0 1 2 --json
+    fedplan simulate kardam --clients 10 --faults 3 --byzantine-workers 3 --attack sign_flip --rounds 300
+    fedplan simulate byzantine --clients 19 --rule bulyan --faults 4 --attack little --rounds 100
+
+With ``validate`` a request runs every seed of ``seeds`` and reports the paper's claims (pass/fail with margins,
+:mod:`planner.validate_xu_li`, :mod:`planner.validate_damaskinos`) instead of one run.
+
+Xu's and Li's runs use a binary source (synthetic by default) with every row scaled to unit norm and split into
+equal clients (:func:`planner.simulate.adp2sgd.unit_norm_problem`): the constants of the bounds then have closed
+forms.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import ClassVar
+
+from fedplan.planner.simulate.adp2sgd import PRESETS as ADP2SGD_PRESETS
+from fedplan.planner.simulate.adp2sgd import STALENESS
+from fedplan.planner.simulate.aggregators import RULES
+from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS
+from fedplan.planner.simulate.dpscd import DPSCD_PRESETS
+from fedplan.planner.simulate.graphs import TOPOLOGIES
+from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES
+from fedplan.planner.simulate.mapa import PRESETS as MAPA_PRESETS
+from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
+from fedplan.planner.tasks.base import Report, Request, choice, count, flag, real, rounds_progress, text
+from fedplan.planner.tasks.simulate import (
+    TABLE_KEYS,
+    ClientData,
+    ComputeTiming,
+    DataSource,
+    batch_size_field,
+    claims_report,
+    clipping_norm_field,
+    evaluations_every,
+    learning_rate_field,
+    ledger_delta_field,
+    seed_field,
+    simulation_report,
+    validate_field,
+    validate_seeds_field,
+)
+
+#: ``simulate adp2sgd`` step on the mean gradient when learning_rate is not given (outside validate).
+DEFAULT_LEARNING_RATE = 0.5
+#: What the readable table of a DP-SCD/Kardam/Byzantine run shows.
+RUN_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist_sq", "epsilon", "delta",
+            "wall_time_s", "diverged")
+#: Seeds of a validation when ``seeds`` is not given.
+DEFAULT_SEEDS = (0, 1, 2)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validating:
+    """One run of ``seed``, or with ``validate`` the paper's claims checked over ``seeds``."""
+
+    seed: int = seed_field()
+    validate: bool = validate_field()
+    seeds: tuple[int, ...] | None = validate_seeds_field()
+
+    def check(self) -> None:
+        super().check()
+        if self.seeds is not None and not self.validate:
+            raise ValueError("seeds are the runs of validate; a single run takes seed")
+
+    def validation_seeds(self) -> tuple[int, ...]:
+        return DEFAULT_SEEDS if self.seeds is None else self.seeds
+
+
+
+def _iterations_report(result) -> Report:
+    """A run of Xu's or Li's algorithm: its staleness in the statement, no ||w - w*||^2 in the table."""
+    mean_delay = result.delays["mean_delay"]  # None when the run diverged before its first iteration was recorded
+    staleness = (f", staleness max {result.delays['max_delay']}, mean "
+                 f"{'n/a' if mean_delay is None else f'{mean_delay:.4g}'}")
+    return simulation_report(result, iterations="iterations", extra=staleness,
+                             keys=tuple(key for key in TABLE_KEYS if key != "final_dist_sq"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
+    """Xu et al.'s A(DP)²SGD: gossip on a graph, stale reads, per-worker Gaussian noise."""
+
+    command: ClassVar = ("simulate", "adp2sgd")
+    summary: ClassVar = "Xu et al. A(DP)2SGD: gossip on a graph, staleness, per-worker noise"
+    progress_unit: ClassVar = "steps"
+
+    preset: str | None = choice(None, help="a named run (its settings replace the other options but seed and "
+                                "delta)", choices=tuple(ADP2SGD_PRESETS))
+    dataset: str = text("synthetic", help="a binary data source (rows scaled to unit norm): a LIBSVM file, "
+                        "synthetic, or a scikit-learn set such as breast_cancer")
+    n_samples: int = count(4000, help="size of a synthetic data set", low=2)
+    workers: int = count(8, help="number of workers K", low=1)
+    topology: str = choice("ring", help="the gossip graph of the workers", choices=TOPOLOGIES)
+    degree: int | None = count(None, help="neighbours per worker of topology random_regular", low=1)
+    steps: int = count(2000, help="global iterations T (one worker update each)", low=1)
+    batch_size: int = batch_size_field(16)
+    learning_rate: float | None = learning_rate_field(None, help="step on the mean gradient (default "
+                                                      f"{DEFAULT_LEARNING_RATE}; with validate: Theorem 1's largest)")
+    noise_to_sensitivity: float = real(2.0, help="Xu's z (replace-one): noise std 2Gz/B on the averaged gradient",
+                                       low=0.0, deprecated=("--noise-multiplier",))
+    clipping_norm: float = clipping_norm_field(1.0, help="per-example clipping norm G (ℓ2)")
+    staleness_model: str = choice("event", help="event (measured from compute times), fixed (τ_t = min(t, τ)) or "
+                                  "uniform (on 0..min(t, τ))", choices=STALENESS, deprecated=("--staleness",))
+    max_staleness: int = count(2, help="τ of the fixed and uniform staleness models", low=0)
+    delta: float = ledger_delta_field()
+
+    def check(self) -> None:
+        super().check()
+        if self.topology == "random_regular" and self.degree is None:
+            raise ValueError("topology random_regular needs degree (neighbours per worker)")
+
+    def _options(self) -> dict:
+        return {"steps": self.steps, "batch_size": self.batch_size, "noise_multiplier": self.noise_to_sensitivity,
+                "clipping_norm": self.clipping_norm, "staleness": self.staleness_model,
+                "max_staleness": self.max_staleness, "compute": self.compute(), "delta": self.delta}
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate import adp2sgd
+        from fedplan.planner.simulate.graphs import make_graph
+
+        if self.preset:
+            steps = ADP2SGD_PRESETS[self.preset]["steps"]
+            result = adp2sgd.run_preset(self.preset, seed=self.seed, delta=self.delta,
+                                        progress=rounds_progress(progress, steps))
+            return _iterations_report(result)
+        if self.validate:
+            from fedplan.planner.validate_xu_li import validate_adp2sgd
+
+            seeds = self.validation_seeds()
+            report = validate_adp2sgd(dataset=self.data(seeds[0]), workers=self.workers, topology=self.topology,
+                                      degree=self.degree, learning_rate=self.learning_rate, seeds=seeds,
+                                      progress=rounds_progress(progress, self.steps), **self._options())
+            return claims_report(report)
+        problem = adp2sgd.unit_norm_problem(dataset=self.data(self.seed), clients=self.workers, seed=self.seed)
+        graph = make_graph(topology=self.topology, workers=self.workers, degree=self.degree, seed=self.seed)
+        learning_rate = DEFAULT_LEARNING_RATE if self.learning_rate is None else self.learning_rate
+        result = adp2sgd.run_adp2sgd(problem=problem, graph=graph, learning_rate=learning_rate, seed=self.seed,
+                                     eval_every=evaluations_every(self.steps),
+                                     progress=rounds_progress(progress, self.steps), **self._options())
+        return _iterations_report(result)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
+    """Li et al.'s AUDP and MAPA: edges upload to a FIFO cloud, Laplace-type noise, MAPA's stages."""
+
+    command: ClassVar = ("simulate", "mapa")
+    summary: ClassVar = "Li et al. AUDP / MAPA: edges, FIFO cloud, Laplace-type noise, stages"
+    progress_unit: ClassVar = "iterations"
+
+    preset: str | None = choice(None, help="a named run (its settings replace the other options but seed)",
+                                choices=tuple(MAPA_PRESETS))
+    dataset: str = text("synthetic", help="a binary data source (rows scaled to unit norm): a LIBSVM file, "
+                        "synthetic, or a scikit-learn set such as breast_cancer")
+    n_samples: int = count(4000, help="size of a synthetic data set", low=2)
+    algorithm: str = choice("mapa", help="mapa (staged sensitivity) or audp", choices=("mapa", "audp"))
+    edges: int = count(5, help="edge servers K (the staleness bound τ_max = K, li L401)", low=1)
+    iterations: int = count(4000, help="cloud updates T (one upload each)", low=1)
+    batch_size: int = batch_size_field(16, help="mini-batch size b of an upload")
+    upload_epsilon: tuple[float, ...] = real((5.0,), help="ε of each upload: one value or one per edge", low=0.0,
+                                             low_open=True, multiple=True, deprecated=("--epsilon",))
+    sensitivity_decay: float = real(0.5, help="MAPA's θ: the sensitivity ΔS is multiplied by θ from one stage to the "
+                                    "next, in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True,
+                                    deprecated=("--theta",))
+    failure_probability: float = real(1e-3, help="Theorem 3's δ: probability that the sensitivity bound fails "
+                                      "(a Chebyshev bound, not a DP δ)", low=0.0, high=1.0, low_open=True,
+                                      high_open=True, deprecated=("--delta",))
+    initial_clipping_norm: float = real(1.0, help="MAPA's first-stage per-sample clip C0 (ΔS_0 = 2 C0/b, li L442); "
+                                        "0: Theorem 3's ΔS_0", low=0.0, deprecated=("--initial-clip",))
+    step_rule: str = choice("eq10", help="AUDP's step sizes: eq10 (Eq. (10)) or constant", choices=AUDP_STEPS)
+    staleness_policy: str = choice("drop", help="drop uploads staler than τ_max, or none", choices=TAU_POLICIES,
+                                   deprecated=("--tau-policy",))
+
+    def check(self) -> None:
+        super().check()
+        if len(self.upload_epsilon) not in (1, self.edges):
+            raise ValueError(f"upload_epsilon must hold one value or one per edge ({self.edges}); got "
+                             f"{len(self.upload_epsilon)}")
+
+    def _epsilon(self):
+        return self.upload_epsilon[0] if len(self.upload_epsilon) == 1 else list(self.upload_epsilon)
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate import mapa
+
+        if self.preset:
+            steps = MAPA_PRESETS[self.preset]["iterations"]
+            result = mapa.run_preset(self.preset, seed=self.seed, progress=rounds_progress(progress, steps))
+            return _iterations_report(result)
+        tick = rounds_progress(progress, self.iterations)
+        if self.validate:
+            from fedplan.planner import validate_xu_li
+
+            seeds = self.validation_seeds()
+            common = {"edges": self.edges, "iterations": self.iterations, "batch_size": self.batch_size,
+                      "epsilon": self._epsilon(), "compute": self.compute(), "tau_policy": self.staleness_policy,
+                      "seeds": seeds, "progress": tick}
+            if self.algorithm == "audp":
+                report = validate_xu_li.validate_audp(dataset=self.data(seeds[0]), step_rule=self.step_rule, **common)
+            else:
+                report = validate_xu_li.validate_mapa(dataset=self.data(seeds[0]), theta=self.sensitivity_decay,
+                                                      delta=self.failure_probability,
+                                                      initial_clip=self.initial_clipping_norm or None, **common)
+            return claims_report(report)
+        result = self._run(tick)
+        return _iterations_report(result)
+
+    def _run(self, progress):
+        from fedplan.planner.simulate import mapa
+        from fedplan.planner.simulate.adp2sgd import unit_norm_problem
+
+        problem = unit_norm_problem(dataset=self.data(self.seed), clients=self.edges, seed=self.seed)
+        common = {"epsilon": self._epsilon(), "tau_policy": self.staleness_policy, "compute": self.compute(),
+                  "seed": self.seed, "eval_every": evaluations_every(self.iterations), "progress": progress}
+        if self.algorithm == "audp":
+            smoothness, sigma, _ = mapa.unit_logistic_constants(problem)
+            return mapa.run_audp(problem=problem, iterations=self.iterations, batch_size=self.batch_size,
+                                 clipping_norm=1.0, smoothness=smoothness, max_staleness=self.edges, sigma=sigma,
+                                 step_rule=self.step_rule, **common)
+        plan = mapa.plan_for_problem(problem, epsilon=self._epsilon(), batch_size=self.batch_size,
+                                     iterations=self.iterations, theta=self.sensitivity_decay,
+                                     delta=self.failure_probability, initial_clip=self.initial_clipping_norm or None)
+        return mapa.run_mapa(problem=problem, plan=plan, **common)
+
+
+#: DP-SCD's batch sampling: ``fixed_size`` (``fixed`` is its old spelling) is the engine's ``fixed``.
+DPSCD_SAMPLINGS = {"poisson": "poisson", "fixed_size": "fixed"}
+OLD_FIXED = "fixed"
+
+
+def _preset_default(help: str) -> str:
+    return f"{help} (default: the preset's)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateDpscd(Validating, Request):
+    """DP-SCD (Damaskinos Alg. 1) against DP-SGD, each calibrated to the same target (ε, δ)."""
+
+    command: ClassVar = ("simulate", "dpscd")
+    summary: ClassVar = "DP-SCD (Damaskinos Alg. 1) vs DP-SGD at equal (epsilon, delta)"
+    progress_unit: ClassVar = "steps"
+
+    preset: str = choice("ridge", help="data, loss and settings; the options below override them",
+                         choices=tuple(DPSCD_PRESETS))
+    dataset: str | None = text(None, help=_preset_default("data source"))
+    regularization: float | None = real(None, help=_preset_default("L2 regularisation λ"), low=0.0, low_open=True)
+    target_epsilon: float | None = target_epsilon_field(None, help=_preset_default("target ε of both runs"),
+                                                        deprecated=("--epsilon",))
+    target_delta: float | None = target_delta_field(None, help=_preset_default("target δ of both runs"),
+                                                    deprecated=("--delta",))
+    batch_size: int | None = batch_size_field(None, help=_preset_default("DP-SCD mini-batch size L"))
+    epochs: float | None = real(None, help=_preset_default("DP-SCD passes over the data"), low=0.0, low_open=True)
+    clipping_norm: float | None = clipping_norm_field(help=_preset_default("DP-SCD update scaling bound C"))
+    dpsgd_batch_size: int | None = batch_size_field(None, help=_preset_default("DP-SGD mini-batch size"))
+    dpsgd_epochs: float | None = real(None, help=_preset_default("DP-SGD passes over the data"), low=0.0,
+                                      low_open=True)
+    dpsgd_clipping_norm: float | None = clipping_norm_field(help=_preset_default("DP-SGD clipping norm"))
+    learning_rate: float | None = learning_rate_field(None, help=_preset_default("DP-SGD learning rate"))
+    accountant: str = choice("ma128", help="accountant of both calibrations: ma128 (the thesis' moments "
+                             "accountant), rdp or pld", choices=("ma128", "rdp", "pld"))
+    sampling: str = choice("poisson", help="how a step's mini-batch is drawn: poisson or fixed_size",
+                           choices=(*DPSCD_SAMPLINGS, OLD_FIXED), metavar="{poisson,fixed_size}")
+
+    def __post_init__(self) -> None:
+        if self.sampling == OLD_FIXED:
+            print(f"fedplan: note: sampling {OLD_FIXED} is the old spelling of fixed_size (it goes in fedplan 0.3)",
+                  file=sys.stderr)
+            object.__setattr__(self, "sampling", "fixed_size")
+        super().__post_init__()
+
+    def settings(self) -> tuple:
+        """The dual problem and the preset's settings with the given options replacing them."""
+        from fedplan.planner.simulate.data import load_dataset
+        from fedplan.planner.simulate.dpscd import make_dual_problem, preset_problem
+
+        seed = self.validation_seeds()[0] if self.validate else self.seed
+        problem, settings = preset_problem(self.preset, seed=seed)
+        overrides = {name: getattr(self, name) for name in (
+            "target_epsilon", "target_delta", "batch_size", "epochs", "clipping_norm", "dpsgd_batch_size",
+            "dpsgd_epochs", "dpsgd_clipping_norm", "learning_rate", "regularization")}
+        settings = settings | {key: value for key, value in overrides.items() if value is not None}
+        if self.dataset is not None or self.regularization is not None:
+            data = load_dataset(self.dataset or settings["dataset"], seed=seed,
+                                n_samples=settings.get("n_samples", 10_000), n_features=settings.get("n_features", 20))
+            problem = make_dual_problem(dataset=data, loss=settings["loss"], regularization=settings["regularization"])
+        return problem, settings
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate.dpscd import calibrate_pair, run_dpscd, run_dpsgd
+        from fedplan.planner.validate_damaskinos import validate_dpscd
+
+        problem, s = self.settings()
+        sampling = DPSCD_SAMPLINGS[self.sampling]
+        keys = ("batch_size", "epochs", "clipping_norm", "dpsgd_batch_size", "dpsgd_epochs", "dpsgd_clipping_norm",
+                "learning_rate")
+        if self.validate:
+            return claims_report(validate_dpscd(problem=problem, target_epsilon=s["target_epsilon"],
+                                              target_delta=s["target_delta"], seeds=self.validation_seeds(),
+                                              accountant=self.accountant, sampling=sampling,
+                                              **{key: s[key] for key in keys}))
+        pair = calibrate_pair(examples=problem.examples, target_epsilon=s["target_epsilon"],
+                              target_delta=s["target_delta"], batch_size=s["batch_size"], epochs=s["epochs"],
+                              dpsgd_batch_size=s["dpsgd_batch_size"], dpsgd_epochs=s["dpsgd_epochs"],
+                              accountant=self.accountant, clipping_norm=s["clipping_norm"])
+        steps = pair.dpscd_plan.steps
+        common = {"seed": self.seed, "delta": s["target_delta"], "accountant": self.accountant}
+        scd = run_dpscd(problem=problem, batch_size=s["batch_size"], steps=steps, clipping_norm=s["clipping_norm"],
+                        noise_multiplier=pair.dpscd_plan.calibration.noise_multiplier, sampling=sampling,
+                        eval_every=max(1, steps // 50), progress=rounds_progress(progress, steps), **common)
+        sgd = run_dpsgd(problem=problem, batch_size=s["dpsgd_batch_size"], steps=pair.dpsgd.steps,
+                        clipping_norm=s["dpsgd_clipping_norm"], noise_multiplier=pair.dpsgd.noise_multiplier,
+                        learning_rate=s["learning_rate"], eval_every=max(1, pair.dpsgd.steps // 50),
+                        progress=rounds_progress(progress, pair.dpsgd.steps), **common)
+        gap = problem.optimum[1]
+        statement = (f"DP-SCD: {scd.privacy['statement']} DP-SGD: {sgd.privacy['statement']} Final P(theta) - P*: "
+                     f"DP-SCD {_difference(scd.final.get('loss'), gap)}, DP-SGD "
+                     f"{_difference(sgd.final.get('loss'), gap)}.")
+
+        def output(full: bool) -> dict:
+            out = {"preset": self.preset, "loss": problem.loss, "optimal_primal": gap,
+                   "dpscd": _headline(scd, full) | {"final_suboptimality": scd.final.get("suboptimality"),
+                                                    "noise_multiplier": scd.config["noise_multiplier"],
+                                                    "kappa_hat": scd.config["kappa_hat"]},
+                   "dpsgd": _headline(sgd, full) | {"noise_multiplier": sgd.config["noise_multiplier"]},
+                   "statement": statement}
+            if full:
+                out["calibration"] = pair.to_dict()
+            return out
+
+        return Report(values=output(True), result={"dpscd": scd, "dpsgd": sgd, "calibration": pair,
+                                                   "problem": problem}, table=output(False))
+
+
+def _difference(value, optimum) -> str:
+    return "n/a" if value is None else f"{value - optimum:.4g}"
+
+
+def _headline(result, full: bool) -> dict:
+    output = result.to_dict()
+    return output if full else {key: output[key] for key in RUN_KEYS}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attack:
+    """The faults the server assumes, the Byzantine workers there are and what they send."""
+
+    faults: int = count(0, help="number of Byzantine workers f the server (its aggregation rule) assumes", low=0)
+    byzantine_workers: int | None = count(None, help="Byzantine workers there actually are (default: faults)",
+                                          low=0, deprecated=("--byzantine",))
+    attack: str = choice("sign_flip", help="what a Byzantine worker sends", choices=ATTACKS)
+    attack_scale: float = real(10.0, help="s of the sign_flip (-s g) and noise (N(0, s²)) attacks", low=0.0)
+    batch_size: int = batch_size_field(16, help="examples per honest gradient")
+
+    def byzantine(self) -> int:
+        return self.faults if self.byzantine_workers is None else self.byzantine_workers
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateKardam(Validating, Attack, ClientData, Request):
+    """Asynchronous SGD with Kardam's filters and staleness dampening."""
+
+    command: ClassVar = ("simulate", "kardam")
+    summary: ClassVar = "asynchronous SGD with Kardam's filters and dampening"
+
+    rounds: int = count(300, help="model updates", low=1)
+    learning_rate: float = learning_rate_field(0.5, help="learning rate γ")
+    gradients_per_step: int = count(1, help="gradients R per model update", low=1)
+    dampening: str = choice("inverse", help="staleness dampening Λ(τ)", choices=DAMPENINGS)
+    dampening_rate: float = real(0.2, help="a of the exponential dampening exp(-a τ)", low=0.0)
+    staleness_threshold: float | None = real(None, help="AdaSGD's τ_thres (default: 99.7% of the staleness seen)",
+                                             low=0.0, low_open=True, deprecated=("--tau-thres",))
+    adaptive_rate: bool = flag(help="learning rate γ_t = γ·φ_t (Eq. 5.2)")
+    no_filters: bool = flag(help="no Kardam filters (plain dampened asynchronous SGD)")
+    arrivals: str = choice("event", help="the order gradients arrive in: event (compute times), iid or round_robin",
+                           choices=ARRIVALS)
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate.byzantine import run_kardam
+        from fedplan.planner.validate_damaskinos import validate_kardam
+
+        seeds = self.validation_seeds()
+        problem = self.problem(seeds[0] if self.validate else self.seed, with_optimum=True)
+        options = {"batch_size": self.batch_size, "gradients_per_step": self.gradients_per_step,
+                   "dampening": self.dampening, "dampening_rate": self.dampening_rate,
+                   "tau_thres": self.staleness_threshold, "adaptive_rate": self.adaptive_rate,
+                   "attack_scale": self.attack_scale}
+        if self.validate:
+            return claims_report(validate_kardam(problem=problem, rounds=self.rounds, learning_rate=self.learning_rate,
+                                               faults=self.faults, byzantine=self.byzantine(), attack=self.attack,
+                                               arrivals=self.arrivals, seeds=seeds, **options))
+        result = run_kardam(problem=problem, rounds=self.rounds, learning_rate=self.learning_rate, faults=self.faults,
+                            byzantine=self.byzantine(), attack=self.attack, arrivals=self.arrivals,
+                            filters=not self.no_filters, seed=self.seed, eval_every=max(1, self.rounds // 50),
+                            progress=rounds_progress(progress, self.rounds), **options)
+        rates = result.config["filters"]
+        statement = (f"Kardam with n = {problem.n_clients}, f = {self.faults}, {self.byzantine()} Byzantine "
+                     f"({self.attack}), {self.arrivals} arrivals, {self.dampening} dampening: "
+                     f"{result.config['updates']} updates from {result.config['pushes']} pushes. "
+                     + result.privacy["statement"])
+
+        def output(full: bool) -> dict:
+            out = _headline(result, full)
+            if rates is not None:
+                out["filters"] = rates if full else {key: value for key, value in rates.items() if key != "counts"}
+            out["stalled"] = result.config["stalled"]
+            out["statement"] = statement
+            return out
+
+        return Report(values=output(True), result=result, table=output(False))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateByzantine(Attack, ClientData, Request):
+    """Synchronous SGD whose server aggregates with Krum, Multi-Krum, Bulyan or averaging."""
+
+    command: ClassVar = ("simulate", "byzantine")
+    summary: ClassVar = "synchronous SGD with Krum / Multi-Krum / Bulyan / averaging"
+
+    seed: int = seed_field()
+    rule: str = choice("multi-krum", help="the server's aggregation rule (GAR)", choices=RULES)
+    rounds: int = count(100, help="rounds", low=1)
+    learning_rate: float = learning_rate_field(0.5, help="learning rate η")
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate.byzantine import run_byzantine_sync
+
+        problem = self.problem(self.seed, with_optimum=True)
+        result = run_byzantine_sync(problem=problem, rule=self.rule, rounds=self.rounds,
+                                    learning_rate=self.learning_rate, faults=self.faults,
+                                    byzantine=self.byzantine_workers, attack=self.attack,
+                                    attack_scale=self.attack_scale, batch_size=self.batch_size, seed=self.seed,
+                                    eval_every=max(1, self.rounds // 50),
+                                    progress=rounds_progress(progress, self.rounds))
+        statement = (f"{self.rule} with n = {problem.n_clients} workers, f = {self.faults}, "
+                     f"{result.config['byzantine']} Byzantine ({self.attack}). " + result.privacy["statement"])
+        return Report(values=_headline(result, True) | {"statement": statement}, result=result,
+                      table=_headline(result, False) | {"statement": statement})
+
+
+TASKS = (SimulateAdp2sgd, SimulateMapa, SimulateDpscd, SimulateKardam, SimulateByzantine)

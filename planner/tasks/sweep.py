@@ -1,0 +1,67 @@
+"""``fedplan sweep CONFIG.yaml``: a grid or random sweep of a simulation's options × seeds, in one table.
+
+    fedplan sweep docs/sweep_example.yaml                                  # local processes, table in sweep_example.csv
+    fedplan sweep docs/sweep_example.yaml --out runs.parquet --processes 2 --json
+    fedplan sweep docs/sweep_example.yaml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
+
+The config format is described in :mod:`planner.simulate.sweep` (example: ``docs/sweep_example.yaml``).
+While the sweep runs, finished rows are appended to ``OUT.partial.csv`` (completion order); at the end the table
+sorted by run is written to ``OUT`` and the partial file is removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from fedplan.planner.tasks.base import Report, Request, count, text
+
+#: Keys of the summary the readable table shows (``--json`` carries all of them).
+TABLE_KEYS = ("algorithm", "mode", "runs", "cells", "seeds", "parameters", "backend", "wall_time_s", "diverged",
+              "best", "out", "statement")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSweep(Request):
+    """Every (cell, seed) of a sweep config, as rows of one table (CSV or Parquet) and a summary."""
+
+    command: ClassVar = ("sweep",)
+    summary: ClassVar = "grid or random sweep of a simulation's options x seeds (local processes or a Dask cluster)"
+    progress_unit: ClassVar = "runs"
+
+    config: str = text(..., help="YAML sweep config (see docs/sweep_example.yaml)", positional=True)
+    out: str | None = text(None, help="FILE.parquet or FILE.csv (default: the config's name with .csv, in the "
+                           "current directory)", metavar="FILE")
+    scheduler: str | None = text(None, help="Dask scheduler address, e.g. tcp://HOST:8786 (default: local "
+                                 "processes)", metavar="ADDR")
+    processes: int | None = count(None, help="local processes (default: the CPU count; 1 runs in this process)",
+                                  low=1, deprecated=("--workers",))
+
+    def check(self) -> None:
+        from fedplan.planner.simulate.sweep import table_format
+
+        table_format(self.path())
+
+    def path(self) -> Path:
+        """The table's file: ``out``, or the config's name with ``.csv`` in the current directory."""
+        return Path(self.out or Path(self.config).with_suffix(".csv").name)
+
+    def run(self, *, progress=None) -> Report:
+        from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, write_table
+
+        out = self.path()
+        sweep = load_sweep(path=self.config)
+        partial = out.with_name(out.name + ".partial.csv")
+        with CsvStream(path=partial, columns=sweep.columns) as stream:
+            result = run_sweep(sweep=sweep, workers=self.processes, scheduler=self.scheduler, progress=progress,
+                               on_row=stream)
+        values = result.to_dict()
+        write_table(rows=result.rows, path=out, columns=sweep.columns,
+                    metadata={"config": sweep.config, "backend": result.backend})
+        partial.unlink()
+        values["out"] = str(out)
+        return Report(values=values, result=result, table={key: values[key] for key in TABLE_KEYS})
+
+
+TASKS = (RunSweep,)

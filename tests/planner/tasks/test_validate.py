@@ -1,0 +1,77 @@
+"""fedplan validate vandijk|theorem5|fedsgd-dpc: claims as JSON or a table, progress in seeds, one-line errors."""
+
+import json
+
+import pytest
+
+from fedplan.planner.cli import main
+from fedplan.planner.tasks.validate import ValidateFedsgdDpc, ValidateTheorem5, ValidateVandijk
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_validate_theorem5_json(capsys):
+    code, out, _ = run(capsys, "validate", "theorem5", "--n-samples", "2000", "--n-features", "4", "--clients", "2",
+                       "--rounds", "8", "--seeds", "0", "1", "--json")
+    output = json.loads(out)
+    assert code == 0 and len(output["claims"]) == 2 and output["claims"][1]["passed"]  # tau_hat <= tau
+    # at t = 32 Theorem 5's t >= M_0 fails: the bound claim may fail, and the report says why
+    assert output["passed"] == all(claim["passed"] for claim in output["claims"])
+    assert "failing hypotheses" in output["claims"][0]["detail"]
+    assert any(row["quantity"] == "dist_sq" for row in output["table"])
+    api = ValidateTheorem5(n_samples=2000, n_features=4, clients=2, rounds=8, seeds=(0, 1)).run()
+    assert api["claims"] == output["claims"] and api.result.passed == output["passed"]
+
+
+VANDIJK = ("--initial-size", "16", "--client-size", "10000", "--grad-computations", "3000", "--noise-multiplier", "8",
+           "--target-epsilon", "1", "--r0", "1/e", "--variant", "paper", "--learning-rate", "0.2", "--no-pld",
+           "--clients", "2", "--clipping-norm", "0.5", "--n-samples", "22000", "--n-features", "4", "--seeds", "0",
+           "1")
+
+
+def test_validate_vandijk_spends_the_planned_epsilon_with_a_bar_in_seeds(capsys):
+    code, out, err = run(capsys, "validate", "vandijk", *VANDIJK)
+    assert code == 0 and "2/2 seeds" in err
+    assert "PASS  spent epsilon <= planned tight epsilon" in out and "PASS  spent epsilon <= the paper's claimed" in out
+    request = ValidateVandijk(initial_size=16, client_size=10_000, grad_computations=3000, noise_multiplier=8,
+                              target_epsilon=1, r0="1/e", variant="paper", learning_rate=0.2, no_pld=True, clients=2,
+                              clipping_norm=0.5, n_samples=22_000, n_features=4, seeds=(0, 1))
+    assert request.test_fraction == 0.05 and request.decay == 0.001
+    spent = request.run().result.claims[0]
+    assert spent.passed and spent.simulated == pytest.approx(spent.predicted, rel=1e-12)
+
+
+def test_validate_vandijk_old_plan_spellings_work_with_a_note(capsys):
+    argv = [{"--initial-size": "--s0", "--noise-multiplier": "--sigma", "--target-epsilon": "--epsilon"}.get(item, item)
+            for item in VANDIJK]
+    code, out, err = run(capsys, "validate", "vandijk", *argv, "--json")
+    assert code == 0 and json.loads(out)["claims"][0]["passed"]
+    assert "fedplan: note: --s0 is deprecated here, use --initial-size" in err
+    assert "fedplan: note: --sigma is deprecated here, use --noise-multiplier" in err
+
+
+def test_validate_fedsgd_dpc_api_and_cli_agree(capsys):
+    argv = ("--clients", "10", "--n-samples", "3000", "--n-features", "5", "--mechanism", "gaussian",
+            "--target-epsilon", "20", "--seeds", "0", "1", "--json")
+    code, out, err = run(capsys, "validate", "fedsgd-dpc", *argv)
+    output = json.loads(out)
+    assert code == 0 and err == "" and output["passed"]
+    assert "PASS  spent epsilon <= per-client target" in output["statement"]
+    seen = []
+    api = ValidateFedsgdDpc(clients=10, n_samples=3000, n_features=5, mechanism="gaussian", target_epsilon=20,
+                            seeds=(0, 1)).run(progress=lambda done, total: seen.append((done, total)))
+    assert api["claims"] == output["claims"] and seen == [(1, 2), (2, 2)]
+
+
+def test_the_api_and_the_cli_give_the_same_message(capsys):
+    with pytest.raises(ValueError) as raised:
+        ValidateFedsgdDpc(target_epsilon=20, seeds=(0, -1))
+    code, out, err = run(capsys, "validate", "fedsgd-dpc", "--target-epsilon", "20", "--seeds", "0", "-1")
+    assert code == 2 and out == "" and err == f"fedplan: error: {raised.value}\n"
+    assert str(raised.value) == "seeds[1] must be an integer in [0, inf); got -1"
+    code, _, err = run(capsys, "validate", "fedsgd-dpc", "--epsilon", "0")
+    assert code == 2 and "target_epsilon must be a real number in (0, inf); got 0" in err
