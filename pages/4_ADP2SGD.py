@@ -1,46 +1,47 @@
-"""Xu et al. A(DP)²SGD: ε against the noise multiplier with Theorem 2's feasibility band, paper vs tight."""
+"""Xu et al. A(DP)²SGD: ε against the noise multiplier with Theorem 2's feasibility band, paper vs tight.
+
+The page builds the :class:`~fedplan.planner.tasks.adp2sgd.MinEpsilon` request of ``fedplan adp2sgd min-epsilon``
+from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the chart is
+:func:`fedplan.planner.adp2sgd.epsilon_against_noise` of the same setting.
+"""
 
 from __future__ import annotations
 
 import altair as alt
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import adp2sgd as xu
-from fedplan.planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.pages.widgets import Form
+from fedplan.planner.adp2sgd import epsilon_against_noise
+from fedplan.planner.display import epsilon_text
+from fedplan.planner.tasks.adp2sgd import MinEpsilon
 
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
 
 CURVE_POINTS = 24
+PAPER, TIGHT = "Theorem 2 (paper)", "tight (same sampling, replace-one)"
 
 
-
-
-def setting_inputs() -> xu.Setting:
-    return xu.Setting(workers=parse_whole("workers", st.text_input("Workers K", "16")),
-                      examples_per_worker=parse_whole("examples_per_worker",
-                                                      st.text_input("Examples per worker n", "3125")),
-                      batch_size=parse_whole("batch_size", st.text_input("Batch size B", "256")),
-                      steps=parse_whole("steps", st.text_input("Iterations T", "58594")),
-                      delta=parse_number("delta", st.text_input("δ", "1e-5")))
+def setting_inputs() -> tuple[Form, MinEpsilon | None]:
+    form = Form(MinEpsilon)
+    form.field("workers", "Workers K", default="16")
+    form.field("examples_per_worker", "Examples per worker n", default="3125")
+    form.field("batch_size", "Batch size B", default="256")
+    form.field("steps", "Iterations T", default="58594")
+    form.field("delta", "δ", default="1e-5")
+    return form, form.build()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def epsilon_curve(setting: xu.Setting) -> pd.DataFrame:
-    low, high = xu.noise_band(setting=setting)
-    grid = np.unique(np.concatenate([np.geomspace(0.5, max(2 * high, 4.0), CURVE_POINTS), [low, high]]))
-    rows = []
+def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
     progress = st.progress(0.0, text="Tight accountant along the curve")
-    for index, z in enumerate(grid):
-        paper = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=float(z))
-        if paper.feasible:
-            rows.append({"noise multiplier z": z, "ε": paper.epsilon, "answer": "Theorem 2 (paper)"})
-        rows.append({"noise multiplier z": z, "ε": xu.tight_epsilon(setting=setting, noise_multiplier=float(z)).epsilon,
-                     "answer": "tight (same sampling, replace-one)"})
-        progress.progress((index + 1) / len(grid))
+    rows = epsilon_against_noise(setting=_request.setting(), points=CURVE_POINTS,
+                                 progress=lambda done, total: progress.progress(done / total))
     progress.empty()
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame([{"noise multiplier z": row["noise_to_sensitivity"], "ε": row[key], "answer": answer}
+                          for row in rows for key, answer in (("paper_epsilon", PAPER), ("tight_epsilon", TIGHT))
+                          if row[key] is not None])
+    return frame
 
 
 def band_chart(frame: pd.DataFrame, band: tuple[float, float], floor: float) -> alt.Chart:
@@ -59,24 +60,24 @@ def main() -> None:
     st.latex(r"\sigma^2 = \frac{20\,G^2 T \alpha}{K^2 n_{(1)}^2 \mu\,\varepsilon},\quad "
              r"\alpha = \frac{\log(1/\delta)}{(1-\mu)\varepsilon} + 1 \quad\text{(Theorem 2, xu L171-175)}")
     left, right = st.columns([1, 2])
-    try:
-        with left:
-            setting = setting_inputs()
-        floor = xu.epsilon_floor(setting=setting)
-        band = xu.noise_band(setting=setting)
-        with right:
-            columns = st.columns(3)
-            columns[0].metric("Smallest ε Theorem 2 certifies", epsilon_text(floor.epsilon),
-                              help=f"at z = {floor.noise_multiplier:.5g}")
-            columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})")
-            tight = xu.tight_epsilon(setting=setting, noise_multiplier=floor.noise_multiplier)
-            columns[2].metric("Tight ε at that z", epsilon_text(tight.epsilon), help=tight.sampling)
-            st.altair_chart(band_chart(epsilon_curve(setting), band, floor.epsilon), width="stretch")
-            st.caption("Noise on each worker's averaged minibatch gradient, std 2Gz/B; replace-one neighbours; "
-                       "worker choice plus minibatch modelled as one sampling without replacement at rate "
-                       "B/(K n₍₁₎), as the paper does (xu L520).")
-    except ValueError as error:
-        st.error(str(error))
+    with left:
+        form, request = setting_inputs()
+        report = form.answer(request)
+    if report is None:
+        return
+    band = tuple(report["noise_band"])
+    with right:
+        columns = st.columns(3)
+        columns[0].metric("Smallest ε Theorem 2 certifies", epsilon_text(report["floor_epsilon"]),
+                          help=f"at z = {report['floor_noise_multiplier']:.5g}")
+        columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})")
+        columns[2].metric("Tight ε at that z", epsilon_text(report["tight_epsilon"]), help=report["tight_sampling"])
+        frame = epsilon_curve(tuple(request.inputs().items()), request)
+        st.altair_chart(band_chart(frame, band, report["floor_epsilon"]), width="stretch")
+        st.caption("Noise on each worker's averaged minibatch gradient, std 2Gz/B; replace-one neighbours; "
+                   "worker choice plus minibatch modelled as one sampling without replacement at rate "
+                   "B/(K n₍₁₎), as the paper does (xu L520).")
+        st.caption(report.statement)
 
 
 main()

@@ -17,6 +17,7 @@ erratum XU-1), see :mod:`bounds.adp2sgd`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,3 +184,20 @@ def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None, no
         per_worker=xu.tight_epsilon(setting=setting, noise_multiplier=z, sampling="per_worker"),
         reference=xu.poisson_reference(setting=setting, noise_multiplier=z, accountant=reference_accountant),
         learning_rate=learning_rate, variant=variant)
+
+
+def epsilon_against_noise(*, setting: xu.Setting, points: int = 24,
+                          progress: Callable[[int, int], None] | None = None) -> list[dict]:
+    """ε against Xu's z (``noise_to_sensitivity``) on a log grid from 0.5 to twice the top of Theorem 2's noise band
+    (its ends included): Theorem 2's ε where it certifies anything (``paper_epsilon``, else None) and the tight
+    same-model ε (``tight_epsilon``); ``progress(done, total)`` after each point. The A(DP)²SGD page's chart."""
+    low, high = xu.noise_band(setting=setting)
+    grid = np.unique(np.concatenate([np.geomspace(0.5, max(2 * high, 4.0), points), [low, high]]))
+    rows = []
+    for index, z in enumerate(grid):
+        paper = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=float(z))
+        rows.append({"noise_to_sensitivity": float(z), "paper_epsilon": paper.epsilon if paper.feasible else None,
+                     "tight_epsilon": xu.tight_epsilon(setting=setting, noise_multiplier=float(z)).epsilon})
+        if progress is not None:
+            progress(index + 1, len(grid))
+    return rows

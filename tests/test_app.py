@@ -101,15 +101,6 @@ def test_damaskinos_page_dampening_and_byzantine_table():
 
 
 # ---------------------------------------------------------------- A(DP)²SGD and MAPA pages
-def test_adp2sgd_page_shows_the_floor_and_the_band_of_the_cifar_setting():
-    page = AppTest.from_file(str(ROOT / "pages" / "4_ADP2SGD.py"), default_timeout=120).run()
-    assert not page.exception and not page.error
-    assert metric(page, "Smallest ε") == "8.3437"  # spec TV-P2: 8.3436582, shown rounded up
-    assert metric(page, "Noise band") == "[1.225, 8.417)"
-    assert float(metric(page, "Tight ε")) < 8.3437
-    page.text_input[2].set_value("0").run()
-    assert [e.value for e in page.error] == ["batch_size must be an integer in [1, 3125]; got 0"]
-
 
 def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
     page = AppTest.from_file(str(ROOT / "pages" / "5_MAPA.py"), default_timeout=120).run()

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from fedplan.bounds import adp2sgd as xu
-from fedplan.planner.adp2sgd import plan_adp2sgd
+from fedplan.planner.adp2sgd import epsilon_against_noise, plan_adp2sgd
 from fedplan.planner.export import load_schedule_file, write_schedule
 
 CIFAR = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
@@ -80,3 +80,18 @@ def test_cumulative_epsilon_increases_and_never_undercuts_the_full_grid(feasible
         partial = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=step, delta=1e-5)
         full = xu.tight_epsilon(setting=partial, noise_multiplier=feasible_plan.noise_multiplier).epsilon
         assert curve[step - 1] >= full * (1 - 1e-12)
+
+
+def test_epsilon_against_noise_certifies_nothing_below_theorem2s_band():
+    calls = []
+    rows = epsilon_against_noise(setting=CIFAR, points=8, progress=lambda done, total: calls.append((done, total)))
+    low, high = xu.noise_band(setting=CIFAR)
+    zs = [row["noise_to_sensitivity"] for row in rows]
+    assert zs == sorted(zs) and low in zs and high in zs and calls[-1] == (len(rows), len(rows))
+    for row in rows:
+        z = row["noise_to_sensitivity"]
+        if z < low or low < z < high:  # above the band the corrected certificate is its monotone envelope
+            assert (row["paper_epsilon"] is not None) == (z > low), z
+        assert row["tight_epsilon"] > 0
+    floor = xu.epsilon_floor(setting=CIFAR).epsilon
+    assert min(row["paper_epsilon"] for row in rows if row["paper_epsilon"] is not None) >= floor
