@@ -100,20 +100,6 @@ def test_damaskinos_page_dampening_and_byzantine_table():
     assert len(page.error) == 2 and page.error[0].value.startswith("target_epsilon must be")
 
 
-# ---------------------------------------------------------------- A(DP)²SGD and MAPA pages
-
-def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
-    page = AppTest.from_file(str(ROOT / "pages" / "5_MAPA.py"), default_timeout=120).run()
-    assert not page.exception and not page.error
-    assert (metric(page, "ε total"), metric(page, "ε per edge (basic)"), metric(page, "ε per edge (advanced)")) == (
-        "2500.0000", "500.0000", "86.5162")  # spec TV-A1
-    corrected_stages = int(metric(page, "Stages"))
-    page.radio[0].set_value("paper").run()
-    assert not page.exception and int(metric(page, "Stages")) > corrected_stages
-    page.text_input[5].set_value("1.5").run()
-    assert len(page.error) == 1 and page.error[0].value.startswith("theta must be a real number in (0, 1)")
-
-
 # ---------------------------------------------------------------- validate by simulation
 def test_validate_page_runs_the_van_dijk_plan_and_reports_its_claims():
     page = AppTest.from_file(str(ROOT / "pages" / "7_Validate.py"), default_timeout=300).run()
