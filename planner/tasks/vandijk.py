@@ -25,7 +25,6 @@ from fedplan.planner.tasks.accounting import noise_multiplier_field, target_delt
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, flag, real, text
 from fedplan.planner.vandijk import STEP_RULES, VanDijkPlan, parse_r0, plan_vandijk
 
-
 # bounds.vandijk loads scipy.optimize, which the command line should not pay for at every start: its limits are
 # restated here (a test checks that they agree) and σ ≥ SIGMA_MIN, computed there, is checked in check().
 #: bounds.vandijk.MAX_EXPONENT: the largest growth exponent p.
