@@ -1,34 +1,42 @@
-"""Damaskinos thesis: DP-SCD σ against batch size (MA128 vs tight), staleness dampening, Byzantine n vs f."""
+"""Damaskinos thesis: DP-SCD σ against batch size (MA128 vs tight), staleness dampening, Byzantine n vs f.
+
+Each tab builds the request of its command from its widgets (:mod:`fedplan.pages.widgets`): ``fedplan dpscd
+calibrate`` (:class:`~fedplan.planner.tasks.damaskinos.DpscdCalibrate`, one per batch size of the chart),
+``fedplan staleness beta`` (:class:`~fedplan.planner.tasks.damaskinos.StalenessBeta`) and ``fedplan byzantine
+max-f`` (:class:`~fedplan.planner.tasks.damaskinos.ByzantineMaxF`, one per rule).
+"""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import byzantine, dpscd, kardam
-from fedplan.planner.display import parse_number, parse_whole
+from fedplan.bounds import byzantine
+from fedplan.pages.widgets import Form, report
+from fedplan.planner.tasks.damaskinos import ByzantineMaxF, DpscdCalibrate, StalenessBeta
 
 st.set_page_config(page_title="fedplan: Damaskinos", layout="wide")
 
 BATCH_GRID = (100, 200, 500, 1000, 2000, 5000, 10_000)
+#: The accountant of the DP-SCD requests: RDP (tight), with the authors' MA128 as its comparison.
+DPSCD_ACCOUNTANT = "rdp"
 
 
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def sigma_by_batch(epsilon: float, delta: float, examples: int, epochs: float) -> pd.DataFrame:
+def sigma_by_batch(request: DpscdCalibrate) -> pd.DataFrame:
+    """σ of the request at every batch size of the grid (and its own), under RDP and the authors' MA128."""
+    batches = sorted({batch for batch in BATCH_GRID if batch <= request.examples} | {request.batch_size})
     rows = []
     progress = st.progress(0.0, text="Calibrating σ per batch size")
-    for index, batch in enumerate(BATCH_GRID):
-        if batch <= examples:
-            steps = dpscd.outer_iterations(examples=examples, batch_size=batch, epochs=epochs)
-            q = dpscd.sample_rate(examples=examples, batch_size=batch)
-            for result in dpscd.compare_accountants(target_epsilon=epsilon, target_delta=delta, sample_rate=q,
-                                                    steps=steps, accountants=("ma128", "rdp")):
-                rows.append({"batch size L": batch, "accountant": result.accountant, "σ": result.noise_multiplier})
-        progress.progress((index + 1) / len(BATCH_GRID))
+    for index, batch in enumerate(batches):
+        answer = report(replace(request, batch_size=batch))
+        for accountant, sigma in ((answer["accountant"], answer["noise_multiplier"]),
+                                  (answer["comparison"]["accountant"], answer["comparison"]["noise_multiplier"])):
+            rows.append({"batch size L": batch, "accountant": accountant, "σ": sigma})
+        progress.progress((index + 1) / len(batches))
     progress.empty()
     return pd.DataFrame(rows)
 
@@ -38,43 +46,68 @@ def dpscd_tab() -> None:
              r"T = \lfloor E\,N/L \rfloor \quad\text{(thesis Eq. 6.2, L1336-1340)}")
     left, right = st.columns([1, 2])
     with left:
-        epsilon = parse_number("epsilon", st.text_input("ε", "0.1"))
-        delta = parse_number("delta", st.text_input("δ", "1e-3"))
-        examples = parse_whole("examples", st.text_input("Examples N", "347786"))
-        epochs = parse_number("epochs", st.text_input("Epochs E", "50"))
-    frame = sigma_by_batch(epsilon, delta, examples, epochs)
+        form = Form(DpscdCalibrate)
+        form.field("target_epsilon", "ε", default="0.1")
+        form.field("target_delta", "δ", default="1e-3")
+        form.field("examples", "Examples N", default="347786")
+        form.field("epochs", "Epochs E", default="50")
+        form.field("batch_size", "Batch size L (marked on the chart)", default="1000")
+        request = form.build(accountant=DPSCD_ACCOUNTANT)
+        answer = form.answer(request)
+    if answer is None:
+        return
     with right:
+        columns = st.columns(3)
+        columns[0].metric("σ (MA128, the thesis)", f"{answer['comparison']['noise_multiplier']:.6g}")
+        columns[1].metric(f"σ ({answer['accountant'].upper()})", f"{answer['noise_multiplier']:.6g}")
+        columns[2].metric("Iterations T", f"{answer['steps']}",
+                          help=f"sample rate q = L/N = {answer['sample_rate']:.4g}")
+        frame = sigma_by_batch(request)
         chart = alt.Chart(frame).mark_line(point=True).encode(
             x=alt.X("batch size L", scale=alt.Scale(type="log")), y="σ", color="accountant", tooltip=list(frame))
-        st.altair_chart(chart.properties(height=300, title="σ for the same (ε, δ): the authors' MA128 vs RDP"),
-                        width="stretch")
+        rule = alt.Chart(pd.DataFrame({"batch size L": [request.batch_size]})).mark_rule(strokeDash=[4, 4]).encode(
+            x="batch size L")
+        st.altair_chart((chart + rule).properties(height=300, title="σ for the same (ε, δ): the authors' MA128 vs "
+                                                                    "RDP"), width="stretch")
         st.caption("Poisson sampling at rate L/N, add/remove-one neighbours; MA128 is the classic moments accountant "
                    "(orders 1..128) the thesis used.")
+        st.caption(answer.statement)
 
 
 def dampening_tab() -> None:
     st.latex(r"\Lambda(\tau) = e^{-\beta\tau},\quad \beta = \frac{2\ln(1+\tau_{thres}/2)}{\tau_{thres}}"
              r"\quad\text{(AdaSGD, L612)}")
-    tau_thres = parse_number("tau_thres", st.text_input("τ_thres", "12"))
-    adasgd = kardam.adasgd_dampening(tau_thres=tau_thres)
-    taus = np.linspace(0.0, 2.0 * tau_thres, 97)
-    curves = {"AdaSGD e^{-βτ}": adasgd, "DynSGD 1/(1+τ)": kardam.Dampening("inverse")}
-    frame = pd.concat([pd.DataFrame({"staleness τ": taus, "Λ(τ)": function(taus), "dampening": name})
-                       for name, function in curves.items()])
-    st.metric("β", f"{adasgd.rate:.6f}", help=f"Λ(τ_thres/2) = {adasgd(tau_thres / 2):.4f} = 1/(1 + τ_thres/2)")
+    form = Form(StalenessBeta)
+    threshold = form.field("staleness_threshold", "τ_thres", default="12")
+    request = form.build()
+    if request is None:
+        return
+    answer = form.answer(replace(request, staleness_values=tuple(np.linspace(0.0, 2.0 * threshold, 97))))
+    if answer is None:
+        return
+    curves = {"AdaSGD e^{-βτ}": answer["dampening"], "DynSGD 1/(1+τ)": answer["inverse_dampening"]}
+    frame = pd.DataFrame([{"staleness τ": float(tau), "Λ(τ)": value, "dampening": name}
+                          for name, values in curves.items() for tau, value in values.items()])
+    st.metric("β", f"{answer['beta']:.6f}",
+              help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")
     chart = alt.Chart(frame).mark_line().encode(x="staleness τ", y="Λ(τ)", color="dampening")
     st.altair_chart(chart.properties(height=300), width="stretch")
+    st.caption(answer.statement)
 
 
 def byzantine_tab() -> None:
-    workers = parse_whole("workers", st.text_input("Workers n", "19"))
+    form = Form(ByzantineMaxF)
+    form.field("workers", "Workers n", default="19")
     rows = []
     for rule in byzantine.RULES:
+        request = form.build(rule=rule)
+        if request is None:  # the number of workers is refused (shown under its box)
+            return
         try:
-            tolerance = byzantine.max_byzantine(workers=workers, rule=rule)
-            rows.append({"rule": rule, "requirement": tolerance.requirement, "max f": tolerance.max_faults,
-                         "source": tolerance.source})
-        except ValueError as error:
+            answer = report(request)
+            rows.append({"rule": rule, "requirement": answer["requirement"], "max f": answer["max_f"],
+                         "source": answer["source"]})
+        except ValueError as error:  # too few workers for this rule: said in its row
             rows.append({"rule": rule, "requirement": byzantine.requirement_text(rule=rule), "max f": None,
                          "source": str(error)})
     st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -85,10 +118,7 @@ def main() -> None:
     tabs = st.tabs(["DP-SCD σ vs batch size", "Dampening curves", "Byzantine n vs f"])
     for tab, content in zip(tabs, (dpscd_tab, dampening_tab, byzantine_tab), strict=True):
         with tab:
-            try:
-                content()
-            except ValueError as error:
-                st.error(str(error))
+            content()
 
 
 main()

@@ -84,22 +84,6 @@ def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     assert [e.value for e in fedsgd_page.error] == ["smoothness must be a real number in [30, inf); got 20"]
 
 
-# ---------------------------------------------------------------- Damaskinos page
-DAMASKINOS_PAGE = str(ROOT / "pages" / "6_Damaskinos.py")
-
-
-def test_damaskinos_page_dampening_and_byzantine_table():
-    page = AppTest.from_file(DAMASKINOS_PAGE, default_timeout=120).run()
-    assert not page.exception and not page.error
-    assert metric(page, "β") == "0.324318"
-    table = page.dataframe[0].value.set_index("rule")["max f"]
-    assert (table["multi-krum"], table["bulyan"], table["kardam"]) == (8, 4, 6)
-    page.text_input[4].set_value("-3").run()
-    assert [e.value for e in page.error] == ["tau_thres must be a real number in (0, inf); got -3"]
-    page.text_input[0].set_value("0").run()
-    assert len(page.error) == 2 and page.error[0].value.startswith("target_epsilon must be")
-
-
 # ---------------------------------------------------------------- validate by simulation
 def test_validate_page_runs_the_van_dijk_plan_and_reports_its_claims():
     page = AppTest.from_file(str(ROOT / "pages" / "7_Validate.py"), default_timeout=300).run()
