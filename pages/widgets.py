@@ -159,6 +159,20 @@ class Form:
             self.error(str(error))
             return None
 
+    def vary(self, request: Request) -> Request | None:
+        """``request`` with the fields this form drew set to their widgets' values (a chart's own K, say), or None
+        after showing why not."""
+        problems = list(self.problems)
+        for name in problems:
+            self.slots[name].error(self.problems[name])
+        if problems:
+            return None
+        try:
+            return dataclasses.replace(request, **self.values)
+        except ValueError as error:
+            self.error(str(error))
+            return None
+
     def answer(self, request: Request | None, *, progress: Progress | None = None) -> Report | None:
         """:func:`report` of ``request`` (None passes through), or None after showing the run's ``ValueError``."""
         if request is None:

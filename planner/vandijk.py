@@ -275,6 +275,24 @@ def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_co
                        step_sizes=steps)
 
 
+def noise_against_growth_exponent(plan: VanDijkPlan, *, grad_computations: float, p_max: float = 2.0,
+                                  points: int = 240) -> tuple[list[dict], dict[str, list[float]]]:
+    """Theorem 4's aggregated noise √T·σ_min against the growth exponent p in [0.01, ``p_max``] for the plan's s₀, m,
+    N_c, ε, σ, γ and δ at K = ``grad_computations``, and the exponents p⁻/p⁺ where K crosses K⁻ and K⁺ (L193,
+    L1151-1171). A point just after each p⁺ shows the ×1.21 jump. Rows: ``p``, ``case``, ``aggregated_noise``
+    (None between K⁻ and K⁺, where Theorem 4 gives no bound). The increasing-sizes page's chart."""
+    from fedplan.bounds import vandijk
+
+    sel = plan.selection
+    setting = {"initial_size": sel.initial_size, "offset": sel.m, "client_size": sel.client_size,
+               "epsilon": sel.epsilon, "sigma": sel.sigma, "grad_computations": grad_computations, "gamma": sel.gamma}
+    transitions = vandijk.transition_exponents(p_max=p_max, **setting)
+    exponents = np.union1d(np.linspace(0.01, p_max, points), [p * (1 + 1e-9) for p in transitions["p_plus"]])
+    curve = vandijk.aggregated_noise_curve(exponents=exponents, delta=sel.delta, **setting)
+    rows = [{"p": point.p, "case": point.theorem.case, "aggregated_noise": point.aggregated_noise} for point in curve]
+    return rows, transitions
+
+
 def _vacuous_claim(selection: vandijk.Selection, *, k: float, epochs: float | None) -> str:
     """Why a selection whose claimed δ leaves the schedule (0, δ)-DP cannot be planned, in the inputs' names.
 

@@ -8,57 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-INCREASING_SIZES_PAGE = str(ROOT / "pages" / "2_Increasing_sample_sizes.py")
-
-
-@pytest.fixture
-def page() -> AppTest:
-    return AppTest.from_file(INCREASING_SIZES_PAGE, default_timeout=120).run()
-
 
 def metric(app: AppTest, label_start: str) -> str:
     return next(m.value for m in app.metric if m.label.startswith(label_start))
-
-
-# ---------------------------------------------------------------- increasing sample sizes page
-def test_corrected_plan_of_the_main_text_example(page):
-    assert not page.exception and not page.error
-    assert metric(page, "Rounds") == "185 / 185" and metric(page, "Constant-size rounds") == "1563"
-    assert float(metric(page, "Tight ε (RDP)")) == pytest.approx(0.1253, abs=1e-4)
-
-
-def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):
-    import re
-
-    from fedplan.bounds import vandijk
-
-    text = next(m.value for m in page.markdown if m.value.startswith("Transitions:"))
-    shown = [float(value) for value in re.findall(r"K⁺?⁻?\) = ([0-9.]+)", text)]
-    # the plan's m = 12.321 and γ = 0.0666 (rounded here, hence the tolerance)
-    expected = vandijk.transition_exponents(initial_size=16, offset=12.321, client_size=10_000, epsilon=1, sigma=8,
-                                            grad_computations=100_000, gamma=0.0666, p_max=2.0)
-    assert shown == pytest.approx([expected["p_minus"][0], expected["p_plus"][0]], abs=2e-4)
-    page.text_input[7].set_value("25000").run()  # K = 25 000: K stays below K⁻ for every p in (0, 2]
-    assert any(m.value.startswith("Transitions: none in (0, 2]") for m in page.markdown)
-
-
-def test_paper_variant_shows_its_failed_hypothesis(page):
-    page.radio[0].set_value("paper").run()
-    assert not page.exception and not page.error
-    assert metric(page, "Rounds") == "195 / 183" and metric(page, "Paper's δ") == "5.6e-08"
-    assert any("hypothesis of the theorem fails" in w.value for w in page.warning)
-
-
-def test_increasing_sizes_page_shows_bad_input_with_st_error(page):
-    page.text_input[3].set_value("0.5").run()
-    assert not page.exception
-    assert [e.value for e in page.error] == [
-        "r0 = 0.367879 at sigma = 0.5 violates (16)'s hypotheses: u0 < 1 fails, 6.49228 < 1; "
-        "u1 < 1 fails, 35.2957 < 1; raise sigma or lower r0"]
-    page.text_input[6].set_value("r0(sigma)").run()
-    assert [e.value for e in page.error] == ["sigma must be a real number in [1.13654, inf); got 0.5"]
-    page.text_input[0].set_value("x").run()
-    assert [e.value for e in page.error] == ["initial_size must be a number; got 'x'"]
 
 
 # ---------------------------------------------------------------- FedSGD-DPC page

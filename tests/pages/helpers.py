@@ -21,9 +21,10 @@ def metric(app: AppTest, label_start: str) -> str:
 
 
 def refusal(request_type, **values) -> str:
-    """The ``ValueError`` message of ``request_type(**values)`` (the API's and the CLI's words)."""
+    """The ``ValueError`` message of ``request_type(**values)``, or of its ``run()`` if it constructs (the API's
+    and the CLI's words)."""
     with pytest.raises(ValueError) as error:
-        request_type(**values)
+        request_type(**values).run()
     return str(error.value)
 
 

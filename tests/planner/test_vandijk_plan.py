@@ -6,7 +6,13 @@ import pytest
 
 from fedplan.bounds import accounting, rdp
 from fedplan.planner.export import load_schedule_file, render
-from fedplan.planner.vandijk import matching_constant_noise, plan_vandijk, round_step_sizes, smallest_sigma
+from fedplan.planner.vandijk import (
+    matching_constant_noise,
+    noise_against_growth_exponent,
+    plan_vandijk,
+    round_step_sizes,
+    smallest_sigma,
+)
 
 EXAMPLE3 = dict(initial_size=16, client_size=10_000, grad_computations=25_000, epsilon=1, sigma=8, r0=1 / math.e)
 
@@ -89,3 +95,14 @@ def test_export_round_trip(tmp_path, paper_plan):
     assert [row["sample_size"] for row in rows] == list(paper_plan.selection.sizes)
     assert schedule.metadata["neighboring_relation"] == "add_or_remove_one"
     assert "Poisson" in schedule.metadata["sampling"] and "replacement" in schedule.statement
+
+
+def test_noise_against_growth_exponent_has_no_bound_between_the_transitions(paper_plan):
+    rows, transitions = noise_against_growth_exponent(paper_plan, grad_computations=100_000, points=60)
+    (p_minus,), (p_plus,) = transitions["p_minus"], transitions["p_plus"]
+    assert p_minus < p_plus and [row["p"] for row in rows] == sorted(row["p"] for row in rows)
+    for row in rows:
+        if p_minus < row["p"] < p_plus:
+            assert row["aggregated_noise"] is None
+        elif row["p"] < p_minus or row["p"] > p_plus:
+            assert row["aggregated_noise"] > 0
