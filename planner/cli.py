@@ -82,17 +82,14 @@ def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) ->
         if option.positional:
             parser.add_argument(name, **settings)
             continue
-        required = defaults[name] is dataclasses.MISSING
-        target = parser
-        if required and option.deprecated:  # the old spelling alone must satisfy a required field too
-            target, required = parser.add_mutually_exclusive_group(required=True), False
-        target.add_argument(flag_name(name), *option.flags, dest=name, required=required, default=argparse.SUPPRESS,
-                            **settings)
+        if defaults[name] is dataclasses.MISSING:  # checked after old spellings are resolved (main)
+            settings["help"] += " (required)"
+        parser.add_argument(flag_name(name), *option.flags, dest=name, default=argparse.SUPPRESS, **settings)
         for old in option.deprecated:
-            target.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
+            parser.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
                                 **{**settings, "help": argparse.SUPPRESS})
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.set_defaults(request_type=request_type)
+    parser.set_defaults(request_type=request_type, command_parser=parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 def request_arguments(args: argparse.Namespace) -> dict:
     """The given options as request fields; a deprecated spelling is moved to its field with a note on stderr."""
     given = {name: value for name, value in vars(args).items()
-             if name not in ("command", "request_type", "json") and not name.endswith("_command")}
+             if name not in ("command", "request_type", "command_parser", "json") and not name.endswith("_command")}
     for dest in [name for name in given if name.startswith(DEPRECATED_DEST)]:
         old, name = dest[len(DEPRECATED_DEST):].split(":")
         if name in given:
@@ -126,6 +123,10 @@ def request_arguments(args: argparse.Namespace) -> dict:
         given[name] = given.pop(dest)
         print(f"fedplan: note: {old} is deprecated here, use {flag_name(name)} (the old spelling goes in fedplan "
               f"{DEPRECATED_UNTIL})", file=sys.stderr)
+    missing = [flag_name(item.name) for item in dataclasses.fields(args.request_type)
+               if item.default is dataclasses.MISSING and item.name not in given]
+    if missing:  # argparse's own words, from the command's parser (exit 2)
+        args.command_parser.error(f"the following arguments are required: {', '.join(missing)}")
     return given
 
 

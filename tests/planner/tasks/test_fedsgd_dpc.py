@@ -93,8 +93,8 @@ def test_cli_from_a_libsvm_file(capsys):
     (["--mechanism", "laplace", "--clients", "10", "--target-epsilon", "1"],
      "give dataset (a LIBSVM file to estimate the constants from), or all raw constants (missing strong_convexity, "
      "smoothness, gradient_bound, heterogeneity, initial_distance, client_size, model_dim, clipping_norm)"),
-    (["--mechanism", "laplace", "--target-epsilon", "1", "--dataset", "x.libsvm"], "one of the arguments --clients "
-     "is required"),  # --clients or its old spelling --N
+    (["--mechanism", "laplace", "--target-epsilon", "1", "--dataset", "x.libsvm"], "the following arguments are "
+     "required: --clients"),  # --clients or its old spelling --N
     (["--mechanism", "gaussian", *RAW, "--target-delta", "1e-5", "--sample-rate", "0.1"],
      "the gaussian mechanism with accountant noise needs max_rounds (or noise_constant for the paper's Eq. (5))"),
     (["--mechanism", "gaussian", *RAW, "--max-rounds", "10"], "the gaussian mechanism needs target_delta and "
