@@ -13,29 +13,6 @@ def metric(app: AppTest, label_start: str) -> str:
     return next(m.value for m in app.metric if m.label.startswith(label_start))
 
 
-# ---------------------------------------------------------------- FedSGD-DPC page
-FEDSGD_PAGE = str(ROOT / "pages" / "3_FedSGD_DPC.py")
-
-
-@pytest.fixture
-def fedsgd_page() -> AppTest:
-    return AppTest.from_file(FEDSGD_PAGE, default_timeout=120).run()
-
-
-def test_fedsgd_page_shows_the_optimum_and_the_paper_rule(fedsgd_page):
-    assert not fedsgd_page.exception and not fedsgd_page.error
-    assert metric(fedsgd_page, "T*") == "120" and metric(fedsgd_page, "b*") == "1"
-    assert metric(fedsgd_page, "Paper rule") == "(116, 1)"
-    fedsgd_page.text_input[8].set_value("0.2").run()
-    assert metric(fedsgd_page, "T*") == "480"
-
-
-def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
-    fedsgd_page.text_input[3].set_value("30").run()  # μ = 30 > λ = 20
-    assert not fedsgd_page.exception
-    assert [e.value for e in fedsgd_page.error] == ["smoothness must be a real number in [30, inf); got 20"]
-
-
 # ---------------------------------------------------------------- validate by simulation
 def test_validate_page_runs_the_van_dijk_plan_and_reports_its_claims():
     page = AppTest.from_file(str(ROOT / "pages" / "7_Validate.py"), default_timeout=300).run()
