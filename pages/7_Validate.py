@@ -1,69 +1,73 @@
 """Validate a plan by simulation: run the backing simulation on a few seeds and plot it against the bound.
 
-Thin over :mod:`planner.validate`. Runs are capped (seeds, examples) so that they finish in seconds; a
-Cancel button stops a run (Streamlit abandons the script run on the click).
+The page builds the request of ``fedplan validate vandijk`` or ``fedplan validate fedsgd-dpc``
+(:mod:`fedplan.planner.tasks.validate`) from its widgets (:mod:`fedplan.pages.widgets`) and runs it when asked.
+Runs are capped (seeds, examples, clients) so that they finish in seconds; a Cancel button stops a run (Streamlit
+abandons the script run on the click).
 """
 
 from __future__ import annotations
-
-import math
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds.validation import check_real
-from fedplan.planner.display import epsilon_text, parse_number, parse_whole
+from fedplan.pages.widgets import Form
+from fedplan.planner.display import epsilon_text
+from fedplan.planner.simulate.data import SKLEARN_SETS
+from fedplan.planner.tasks.validate import ValidateFedsgdDpc, ValidateVandijk
 
 st.set_page_config(page_title="fedplan: validate by simulation", layout="wide")
 
-ALGORITHMS = ("van Dijk: increasing sample sizes", "FedSGD-DPC (Zhou): optimal T and b")
+ALGORITHMS = {"van Dijk: increasing sample sizes": ValidateVandijk,
+              "FedSGD-DPC (Zhou): optimal T and b": ValidateFedsgdDpc}
 MAX_SEEDS = 5
 MAX_EXAMPLES = 200_000
-
-
-
-
-def data_inputs():
-    from fedplan.planner.simulate.data import SKLEARN_SETS
-
-    source = st.selectbox("Data", ["synthetic", *SKLEARN_SETS])
-    examples = parse_whole("examples", st.text_input("Examples (synthetic)", "62500"), low=100, high=MAX_EXAMPLES)
-    return source, examples
+MAX_CLIENTS = 1000
+#: The held-out share of the data on this page (the van Dijk plan's client size is the training share / clients).
+TEST_FRACTION = 0.2
+#: The van Dijk plan the page validates: s₀ = 16, the smallest σ in this range whose claimed δ meets δ, r0 = 1/e.
+VANDIJK_PLAN = {"initial_size": 16, "noise_multiplier_range": (1.2, 200.0), "r0": "1/e", "no_pld": True}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def dataset(source: str, examples: int):
+def training_examples(source: str, examples: int) -> int:
+    """Examples in the training part of the page's data (the van Dijk plan splits them over the clients)."""
     from fedplan.planner.simulate.data import load_dataset
 
-    return load_dataset(source, n_samples=examples, n_features=20, test_fraction=0.2)
+    return load_dataset(source, n_samples=examples, test_fraction=TEST_FRACTION).X_train.shape[0]
 
 
-def run_vandijk(data, clients: int, seeds: int, epsilon: float, delta: float, progress):
-    from fedplan.planner.validate import validate_vandijk_plan
-    from fedplan.planner.vandijk import plan_vandijk
+def common_inputs(form: Form) -> int | None:
+    """Data, clients, seeds, ε and δ; returns the number of seeds (None if refused)."""
+    form.field("dataset", "Data", choices=["synthetic", *SKLEARN_SETS], widget="selectbox")
+    form.field("n_samples", "Examples (synthetic)", default="62500", limit=(100, MAX_EXAMPLES))
+    form.field("clients", "Clients", default="5", limit=(1, MAX_CLIENTS))
+    seeds = form.count("seeds", "Seeds", "2", low=1, high=MAX_SEEDS,
+                       help=f"how many seeds to run (0, 1, …), at most {MAX_SEEDS} on this page")
+    form.field("target_epsilon", "ε", default="1")
+    form.field("target_delta", "δ", default="1e-6")
+    return seeds
 
-    epochs = parse_number("epochs", st.text_input("Passes over each client's data", "2.5"))
-    learning_rate = parse_number("learning_rate", st.text_input("Learning rate η₀", "0.15"))
-    clipping_norm = parse_number("clipping_norm", st.text_input("Clipping norm C", "0.1"))
-    client_size = data.X_train.shape[0] // clients
-    plan = plan_vandijk(initial_size=16, client_size=client_size, epsilon=epsilon, epochs=epochs,
-                        sigma_range=(1.2, 200.0), delta=delta, r0=1 / math.e, with_pld=False,
-                        learning_rate=learning_rate, decay=0.001)
-    if not st.button("Run simulation", type="primary"):
+
+def vandijk_request(form: Form, seeds: int | None) -> ValidateVandijk | None:
+    form.field("epochs", "Passes over each client's data", default="2.5")
+    form.field("learning_rate", "Learning rate η₀", default="0.15")
+    form.field("clipping_norm", "Clipping norm C", default="0.1")
+    values, clients = form.values, form.values.get("clients")
+    if form.show_problems() or seeds is None:
         return None
-    return validate_vandijk_plan(plan=plan, dataset=data, clients=clients, clipping_norm=clipping_norm,
-                                 seeds=tuple(range(seeds)), on_run=progress)
+    client_size = training_examples(values["dataset"], values["n_samples"]) // clients
+    return form.build(seeds=tuple(range(seeds)), test_fraction=TEST_FRACTION, client_size=client_size,
+                      **VANDIJK_PLAN)
 
 
-def run_fedsgd(data, clients: int, seeds: int, epsilon: float, delta: float, progress):
-    from fedplan.planner.validate import validate_fedsgd_dpc
-
-    mechanism = st.radio("Mechanism", ["laplace", "gaussian"], horizontal=True)
-    if not st.button("Run simulation", type="primary"):
+def fedsgd_request(form: Form, seeds: int | None) -> ValidateFedsgdDpc | None:
+    form.field("mechanism", "Mechanism", default="laplace")
+    if seeds is None:
+        form.show_problems()
         return None
-    return validate_fedsgd_dpc(dataset=data, clients=clients, mechanism=mechanism, epsilon=epsilon, delta=delta,
-                               seeds=tuple(range(seeds)), on_run=progress)
+    return form.build(seeds=tuple(range(seeds)), test_fraction=TEST_FRACTION)
 
 
 def band_chart(rows: list[dict], quantity: str, log: bool = False) -> alt.Chart:
@@ -112,31 +116,28 @@ def main() -> None:
     st.caption("Runs the backing simulation (event-driven engine, privacy ledger) on a few seeds and compares it "
                "with the bound. Capped at 5 seeds and 200 000 examples so that it finishes in seconds.")
     left, right = st.columns([1, 2])
-    try:
-        with left:
-            algorithm = st.radio("Algorithm", ALGORITHMS)
-            source, examples = data_inputs()
-            clients = parse_whole("clients", st.text_input("Clients", "5"), low=1, high=1000)
-            seeds = parse_whole("seeds", st.text_input("Seeds", "2"), low=1, high=MAX_SEEDS)
-            epsilon = check_real("epsilon", parse_number("epsilon", st.text_input("ε", "1")), low=0.0, low_open=True)
-            delta = check_real("delta", parse_number("delta", st.text_input("δ", "1e-6")), low=0.0, high=1.0,
-                               low_open=True, high_open=True)
-            data = dataset(source, examples)
-            with right:
-                progress = st.progress(0.0, text="Press Run simulation")
-                cancel = st.button("Cancel")
-            run = run_vandijk if algorithm == ALGORITHMS[0] else run_fedsgd
-            report = run(data, clients, seeds, epsilon, delta,
-                         lambda done, total: progress.progress(done / total, text=f"seed {done} of {total} done"))
-        with right:
-            if cancel:
-                st.info("Simulation cancelled.")
-            if report is not None:
-                st.session_state["validation"] = report
-            if "validation" in st.session_state:
-                show(st.session_state["validation"])
-    except ValueError as error:
-        st.error(str(error))
+    with left:
+        algorithm = st.radio("Algorithm", list(ALGORITHMS))
+        form = Form(ALGORITHMS[algorithm])
+        seeds = common_inputs(form)
+        build = vandijk_request if ALGORITHMS[algorithm] is ValidateVandijk else fedsgd_request
+        request = build(form, seeds)
+    if request is None:
+        return
+    with right:
+        progress = st.progress(0.0, text="Press Run simulation")
+        cancel = st.button("Cancel")
+    with left:
+        run = st.button("Run simulation", type="primary")
+        report = form.answer(request, progress=lambda done, total: progress.progress(
+            done / total, text=f"seed {done} of {total} done")) if run else None
+    with right:
+        if cancel:
+            st.info("Simulation cancelled.")
+        if report is not None:
+            st.session_state["validation"] = report.result
+        if "validation" in st.session_state:
+            show(st.session_state["validation"])
 
 
 main()

@@ -22,6 +22,7 @@ from typing import Any
 
 import streamlit as st
 
+from fedplan.bounds.validation import check_int, check_real
 from fedplan.planner.cli import parse_count
 from fedplan.planner.tasks.base import Option, Progress, Report, Request, options
 
@@ -109,10 +110,11 @@ class Form:
 
     def field(self, name: str, label: str, *, default: Any = None, request_type: type[Request] | None = None,
               choices: Sequence | None = None, widget: str = "radio", format_func: Callable = str,
-              key: str | None = None) -> Any:
+              limit: tuple[float, float] | None = None, key: str | None = None) -> Any:
         """Draw the widget of field ``name`` with ``label`` (``default``: the page's, else the declared one) and
         return its value (None if its text is not a number: :meth:`build` then shows why). ``choices`` turns a
-        text field into a choice among them; ``widget`` is ``radio`` or ``selectbox`` for a choice."""
+        text field into a choice among them; ``widget`` is ``radio`` or ``selectbox`` for a choice; ``limit`` is
+        the page's own, narrower range of a number (e.g. so that a simulation finishes in seconds)."""
         kind = request_type or self.request_type
         option = options(kind)[name]
         declared = next(item.default for item in dataclasses.fields(kind) if item.name == name)
@@ -131,10 +133,25 @@ class Form:
                                  key=key)
             try:
                 value = parse(name, option, text, optional=declared is None)
+                if limit is not None and value is not None:
+                    check = check_int if option.kind == "count" else check_real
+                    value = check(name, value, low=limit[0], high=limit[1])
             except ValueError as error:
                 self.problems[name], value = str(error), None
         self.slots[name] = st.empty()
         self.values[name] = value
+        return value
+
+    def count(self, name: str, label: str, default: str, *, help: str, low: int | None = None,
+              high: int | None = None, key: str | None = None) -> int | None:
+        """A page's own whole number that is no request field (e.g. how many seeds to run), parsed like a count and
+        checked in [low, high]; None if refused (:meth:`build` then shows why)."""
+        text = st.text_input(label, default, help=help, key=key)
+        try:
+            value = check_int(name, parse(name, Option(kind="count", help=help), text), low=low, high=high)
+        except ValueError as error:
+            self.problems[name], value = str(error), None
+        self.slots[name] = st.empty()
         return value
 
     def error(self, message: str, *, field: str | None = None) -> None:
@@ -143,14 +160,19 @@ class Form:
         name = field if field in self.slots else named_field(message, list(self.slots))
         (self.slots[name] if name is not None else self.top).error(message)
 
+    def show_problems(self, skip=()) -> bool:
+        """Show every text of this form that is not a number (or outside the page's limit) under its box; True if
+        there was one (nothing is built from a form with a refused box)."""
+        problems = [name for name in self.problems if name not in skip]
+        for name in problems:
+            self.slots[name].error(self.problems[name])
+        return bool(problems)
+
     def build(self, request_type: type[Request] | None = None, /, **values) -> Request | None:
         """The request from the widgets of its fields and ``values`` (which win), or None after showing why not."""
         kind = request_type or self.request_type
         names = options(kind)
-        problems = [name for name in self.problems if name in names and name not in values]
-        for name in problems:
-            self.slots[name].error(self.problems[name])
-        if problems:
+        if self.show_problems(skip=values):
             return None
         given = {name: value for name, value in self.values.items() if name in names}
         try:
@@ -162,10 +184,7 @@ class Form:
     def vary(self, request: Request) -> Request | None:
         """``request`` with the fields this form drew set to their widgets' values (a chart's own K, say), or None
         after showing why not."""
-        problems = list(self.problems)
-        for name in problems:
-            self.slots[name].error(self.problems[name])
-        if problems:
+        if self.show_problems():
             return None
         try:
             return dataclasses.replace(request, **self.values)
