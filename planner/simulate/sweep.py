@@ -6,10 +6,12 @@ cell's request (so ``fedplan simulate <algorithm> --<option> … --seed s`` repr
 row: the swept values, the seed, and the headline numbers of the
 :class:`~planner.simulate.records.SimulationResult` (final loss/accuracy, rounds, ε of the run's own ledger…).
 
-Runs execute in local processes (``concurrent.futures``, the default), in this process (``workers=1``) or on a
-Dask cluster (``scheduler="tcp://HOST:PORT"``). Rows arrive in completion order; the table is sorted by run
-number, and a run's numbers depend only on its options and seed, so every backend gives the same table
-(except ``wall_time_s``).
+Runs execute in local processes (``concurrent.futures``, the default), in this process (``processes=1``), on a
+new local Dask cluster (``scheduler="local"``) or on a running one (``scheduler="tcp://HOST:PORT"``). Small runs
+travel in batches, and the calling process works too while helper processes start, so more processes are never
+slower than one (``benchmarks/sweep.py``). Rows arrive in completion order; the table is sorted by run number, and
+a run's numbers depend only on its options and seed, so every backend gives the same table (except
+``wall_time_s``).
 
 Config (YAML or a mapping)::
 
@@ -45,15 +47,18 @@ import math
 import multiprocessing
 import os
 import re
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.extras import optional_import
 from fedplan.planner.tasks.base import Option, Request, options
 from fedplan.planner.tasks.simulate import SimulateFedbuff, SimulateFedsgdDpc, SimulatePreset, SimulateVandijk
 from fedplan.planner.tasks.simulate_papers import (
@@ -80,6 +85,12 @@ RESERVED = frozenset({"seed", "seeds", "validate"})
 PRELOAD = (__name__, "fedplan.planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
 CONNECT_TIMEOUT = "10s"
+#: Seconds of work one task of a pool or a cluster should carry (small runs are batched up to this).
+TASK_SECONDS = 0.2
+#: Batches queued per process, so that none waits for the next while another is being handed out.
+BATCHES_PER_PROCESS = 2
+#: Helper processes start only when the work left exceeds this many seconds (their start-up costs about 0.5 s).
+START_SECONDS = 1.0
 
 #: The algorithms a sweep can run: the request class of each. A new engine with a ``fedplan simulate <name>``
 #: request is one entry (the request needs a ``seed`` field; its report's values hold ``SimulationResult.to_dict``
@@ -374,59 +385,170 @@ def load_sweep(*, path: str | os.PathLike) -> Sweep:
     return parse_sweep(config=config)
 
 
+def execute_batch(runs: list[Run]) -> list[dict]:
+    """The rows of several runs, executed one after the other (one task of a pool or a Dask cluster)."""
+    return [execute(run) for run in runs]
+
+
+class _Pace:
+    """How long one run takes here (a running mean), and from it how many runs one task should carry.
+
+    A task of a pool or a cluster costs a round trip (pickling, scheduling, a result message: milliseconds);
+    small runs are batched so that a task carries about ``TASK_SECONDS`` of work, and no more than a share of
+    what is left, so that every process still gets work to the end.
+    """
+
+    def __init__(self) -> None:
+        self.seconds, self.runs = 0.0, 0
+
+    def timed(self, run: Run) -> dict:
+        start = time.perf_counter()
+        row = execute(run)
+        self.seconds += time.perf_counter() - start
+        self.runs += 1
+        return row
+
+    def seconds_left(self, left: int) -> float:
+        """The time ``left`` more runs take at the pace so far."""
+        return left * self.seconds / max(self.runs, 1)
+
+    def batch_size(self, left: int, processes: int) -> int:
+        if not self.runs:
+            return 1
+        per_run = max(self.seconds / self.runs, 1e-6)
+        share = math.ceil(left / (BATCHES_PER_PROCESS * processes))
+        return max(1, min(share, round(TASK_SECONDS / per_run)))
+
+
+def _take(queue: deque, size: int) -> list[Run]:
+    return [queue.popleft() for _ in range(min(size, len(queue)))]
+
+
 def _inline_rows(runs: list[Run]) -> Iterator[dict]:
     for run in runs:
         yield execute(run)
 
 
-def _process_rows(runs: list[Run], workers: int) -> Iterator[dict]:
+def _start_helpers(runs: list[Run], helpers: int) -> tuple[ProcessPoolExecutor, Future]:
+    """A pool of ``helpers`` processes and a future that is done once one of them has run a (empty) batch.
+
+    Starting the pool happens on a thread: the first start of the fork server imports numpy, scipy and the
+    engines (about half a second), and this process keeps running runs meanwhile.
+    """
     # forkserver: safe when the caller has threads (a Dask client, a web app); the server imports the engines
-    # once, so the workers of later sweeps in this process start without importing them again.
+    # once, so the helpers of later sweeps in this process start without importing them again.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(sorted({*PRELOAD, *(type(run.request).__module__ for run in runs)}))
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=helpers, mp_context=context)
+    started: Future = Future()
+
+    def start() -> None:
+        try:
+            pool.submit(execute_batch, []).result()
+            started.set_result(True)
+        except BaseException as error:  # noqa: BLE001 - handed to the sweep's thread, which raises it
+            started.set_exception(error)
+
+    threading.Thread(target=start, name="fedplan-sweep-start", daemon=True).start()
+    return pool, started
+
+
+def _process_rows(runs: list[Run], processes: int) -> Iterator[dict]:
+    """Rows from this process and, when the work left is worth it, ``processes - 1`` helper processes.
+
+    This process runs runs itself from the start. Helpers are started only once the work left, at the pace
+    measured here, exceeds ``START_SECONDS`` (a short sweep never pays their start-up); they take batches from
+    the same queue as soon as they are up, while this process goes on. So more processes are never slower than
+    one by more than the start-up's share of a core (``benchmarks/sweep.py`` measures it).
+    """
+    queue, pace, pending = deque(runs), _Pace(), set()
+    pool = started = None
     try:
-        pending = {pool.submit(execute, run) for run in runs}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
+        while queue or pending:
+            if pool is None and pace.runs and pace.seconds_left(len(queue)) > START_SECONDS:
+                pool, started = _start_helpers(runs, processes - 1)
+            if started is not None and started.done():
+                started.result()  # raises if the helpers could not start
+                while queue and len(pending) < BATCHES_PER_PROCESS * (processes - 1):
+                    pending.add(pool.submit(execute_batch, _take(queue, pace.batch_size(len(queue), processes))))
+            finished = {future for future in pending if future.done()}
+            pending -= finished
+            for future in finished:
+                yield from future.result()
+            if queue:
+                yield pace.timed(queue.popleft())
+            elif pending:
+                wait(pending, return_when=FIRST_COMPLETED)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _dask_rows(runs: list[Run], scheduler: str) -> Iterator[dict]:
-    from distributed import Client, as_completed
-
+def _dask_client(scheduler: str, processes: int | None):
+    """A client of the cluster at ``scheduler``, or of a new ``LocalCluster`` of ``processes`` single-threaded
+    worker processes for ``scheduler="local"``."""
+    distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
+    if scheduler == "local":
+        cluster = distributed.LocalCluster(n_workers=processes or _default_processes(), threads_per_worker=1,
+                                           processes=True, dashboard_address=None)
+        return distributed.Client(cluster), cluster
     try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT), None
     except (OSError, TimeoutError, ValueError) as error:
         raise ValueError(f"cannot reach the Dask scheduler {scheduler!r}: {' '.join(str(error).split())}") from None
-    with client:
-        futures = client.map(execute, runs, pure=False)
-        for future in as_completed(futures):
-            yield future.result()
 
 
-def _default_workers() -> int:
+def _dask_rows(runs: list[Run], scheduler: str, processes: int | None) -> Iterator[dict]:
+    """Rows from a Dask cluster: the first run here (it times a run), the rest in batches (see :class:`_Pace`)."""
+    distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
+    client, cluster = _dask_client(scheduler, processes)
+    try:
+        queue, pace = deque(runs), _Pace()
+        yield pace.timed(queue.popleft())
+        workers = max(1, len(client.scheduler_info()["workers"]))
+        batches = []
+        while queue:
+            batches.append(_take(queue, pace.batch_size(len(queue), workers)))
+        for future in distributed.as_completed(client.map(execute_batch, batches, pure=False)):
+            yield from future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _default_processes() -> int:
     return os.cpu_count() or 1
 
 
-def iter_rows(*, sweep: Sweep, workers: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
+def iter_rows(*, sweep: Sweep, processes: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
     """The rows of ``sweep`` in completion order.
 
-    ``scheduler`` (e.g. ``"tcp://10.0.0.5:8786"``) runs on that Dask cluster (its workers need fedplan
-    installed); otherwise ``workers`` local processes (default: the CPU count), or this process if 1.
+    ``scheduler`` is the address of a Dask scheduler (e.g. ``"tcp://10.0.0.5:8786"``; its workers need fedplan
+    installed), or ``"local"`` for a new ``distributed.LocalCluster`` of ``processes`` workers; otherwise
+    ``processes`` local processes (default: the CPU count), or this process alone if 1.
     """
     runs = sweep.runs()
+    if processes is not None:
+        processes = check_int("processes", processes, low=1)
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler:
-            raise ValueError(f"scheduler must be an address such as tcp://HOST:PORT; got {scheduler!r}")
-        if workers is not None:
-            raise ValueError("workers is for local runs; a Dask cluster has its own workers")
-        return _dask_rows(runs, scheduler)
-    workers = check_int("workers", _default_workers() if workers is None else workers, low=1)
-    return _inline_rows(runs) if workers == 1 else _process_rows(runs, min(workers, len(runs)))
+            raise ValueError(f"scheduler must be 'local' or an address such as tcp://HOST:PORT; got {scheduler!r}")
+        if processes is not None and scheduler != "local":
+            raise ValueError("processes is for local runs (or scheduler='local'); a running Dask cluster has its "
+                             "own workers")
+        return _dask_rows(runs, scheduler, processes)
+    processes = min(processes or _default_processes(), len(runs))
+    return _inline_rows(runs) if processes == 1 else _process_rows(runs, processes)
+
+
+def _backend(processes: int | None, scheduler: str | None) -> str:
+    if scheduler == "local":
+        return f"Dask LocalCluster of {processes or _default_processes()} processes"
+    if scheduler:
+        return f"Dask at {scheduler}"
+    processes = processes or _default_processes()
+    return "this process" if processes == 1 else f"{processes} processes"
 
 
 @dataclass(frozen=True)
@@ -480,7 +602,7 @@ def _max_epsilon(rows: list[dict]) -> float | None:
     return None if any(value is None for value in values) else max(values)
 
 
-def run_sweep(*, sweep: Sweep, workers: int | None = None, scheduler: str | None = None,
+def run_sweep(*, sweep: Sweep, processes: int | None = None, scheduler: str | None = None,
               progress: Callable[[int, int], None] | None = None,
               on_row: Callable[[dict], None] | None = None) -> SweepResult:
     """Run every (cell, seed) of ``sweep`` (see :func:`iter_rows`) and return the table sorted by run.
@@ -491,15 +613,14 @@ def run_sweep(*, sweep: Sweep, workers: int | None = None, scheduler: str | None
     rows = []
     if progress is not None:
         progress(0, sweep.size)
-    for row in iter_rows(sweep=sweep, workers=workers, scheduler=scheduler):
+    for row in iter_rows(sweep=sweep, processes=processes, scheduler=scheduler):
         rows.append(row)
         if on_row is not None:
             on_row(row)
         if progress is not None:
             progress(len(rows), sweep.size)
-    workers = _default_workers() if workers is None else workers
-    backend = f"Dask at {scheduler}" if scheduler else "this process" if workers == 1 else f"{workers} processes"
-    return SweepResult(sweep=sweep, rows=tuple(sorted(rows, key=lambda row: row["run"])), backend=backend,
+    return SweepResult(sweep=sweep, rows=tuple(sorted(rows, key=lambda row: row["run"])),
+                       backend=_backend(processes, scheduler),
                        wall_time_s=time.perf_counter() - start)
 
 
@@ -522,8 +643,8 @@ def write_table(*, rows, path: str | os.PathLike, columns, metadata: Mapping | N
     """
     path = Path(path)
     if table_format(path) == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = optional_import("pyarrow", purpose="a Parquet table")
+        pq = optional_import("pyarrow.parquet", purpose="a Parquet table")
 
         table = pa.Table.from_pylist([{name: row.get(name) for name in columns} for row in rows])
         table = table.replace_schema_metadata({"fedplan": json.dumps(dict(metadata or {}), default=str)})

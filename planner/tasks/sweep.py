@@ -2,7 +2,8 @@
 
     fedplan sweep docs/sweep_example.yaml                                  # local processes, table in sweep_example.csv
     fedplan sweep docs/sweep_example.yaml --out runs.parquet --processes 2 --json
-    fedplan sweep docs/sweep_example.yaml --scheduler tcp://10.0.0.5:8786   # on a Dask cluster
+    fedplan sweep docs/sweep_example.yaml --scheduler local                 # on a new local Dask cluster
+    fedplan sweep docs/sweep_example.yaml --scheduler tcp://10.0.0.5:8786   # on a running Dask cluster
 
 The config format is described in :mod:`planner.simulate.sweep` (example: ``docs/sweep_example.yaml``).
 While the sweep runs, finished rows are appended to ``OUT.partial.csv`` (completion order); at the end the table
@@ -33,10 +34,11 @@ class RunSweep(Request):
     config: str = text(..., help="YAML sweep config (see docs/sweep_example.yaml)", positional=True)
     out: str | None = text(None, help="FILE.parquet or FILE.csv (default: the config's name with .csv, in the "
                            "current directory)", metavar="FILE")
-    scheduler: str | None = text(None, help="Dask scheduler address, e.g. tcp://HOST:8786 (default: local "
-                                 "processes)", metavar="ADDR")
-    processes: int | None = count(None, help="local processes (default: the CPU count; 1 runs in this process)",
-                                  low=1, deprecated=("--workers",))
+    scheduler: str | None = text(None, help="a Dask cluster: local (a new LocalCluster of --processes workers) or "
+                                 "the address of a running scheduler, e.g. tcp://HOST:8786 (default: local processes "
+                                 "without Dask)", metavar="ADDR")
+    processes: int | None = count(None, help="local processes, or workers of --scheduler local (default: the CPU "
+                                  "count; 1 runs in this process)", low=1, deprecated=("--workers",))
 
     def check(self) -> None:
         from fedplan.planner.simulate.sweep import table_format
@@ -54,7 +56,7 @@ class RunSweep(Request):
         sweep = load_sweep(path=self.config)
         partial = out.with_name(out.name + ".partial.csv")
         with CsvStream(path=partial, columns=sweep.columns) as stream:
-            result = run_sweep(sweep=sweep, workers=self.processes, scheduler=self.scheduler, progress=progress,
+            result = run_sweep(sweep=sweep, processes=self.processes, scheduler=self.scheduler, progress=progress,
                                on_row=stream)
         values = result.to_dict()
         write_table(rows=result.rows, path=out, columns=sweep.columns,

@@ -46,7 +46,7 @@ def test_grid_is_the_cartesian_product_in_written_order_and_runs_are_cell_major(
 
 
 def test_a_row_is_the_run_fedplan_simulate_gives_for_the_same_options_and_seed(capsys):
-    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [0.0, 2.0]}, seeds=[0, 4]), workers=1)
+    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [0.0, 2.0]}, seeds=[0, 4]), processes=1)
     row = result.rows[3]
     assert (row["noise_multiplier"], row["seed"]) == (2.0, 4)
     argv = ["simulate", "fedbuff", "--json", "--seed", "4", "--noise-multiplier", "2"]
@@ -138,7 +138,7 @@ def test_old_option_names_are_accepted_and_named_in_the_summary():
                                 "options": {**TINY, "staleness": "constant", "partition": "dirichlet"}})
     assert sweep.options["staleness_weighting"] == "constant" and sweep.parameters == ("dirichlet_alpha",)
     assert sweep.renamed == (("staleness", "staleness_weighting"), ("alpha", "dirichlet_alpha"))
-    result = run_sweep(sweep=sweep, workers=1)
+    result = run_sweep(sweep=sweep, processes=1)
     assert "Old option names in the config: staleness (now staleness_weighting), alpha (now dirichlet_alpha)" \
         in result.to_dict()["statement"]
     assert result.rows[0]["dirichlet_alpha"] == 0.5
@@ -149,13 +149,13 @@ def test_a_failing_run_names_its_parameters_and_seed(workers):
     sweep = tiny_sweep(grid={"compute_mean": [[1.0], [1.0, 2.0]]}, seeds=[5])
     with pytest.raises(ValueError, match=r"^run 1 \(compute_mean=\[1.0, 2.0\], seed 5\): mean must have one entry "
                                          r"per client \(4\); got 2"):
-        run_sweep(sweep=sweep, workers=workers)
+        run_sweep(sweep=sweep, processes=workers)
 
 
 def test_diverged_runs_are_flagged_and_never_the_best_cell():
     options = {**TINY, "dataset": "synthetic-linear"}
     result = run_sweep(sweep=parse_sweep(config={"algorithm": "fedbuff", "options": options,
-                                                 "grid": {"server_lr": [1.0, 1e200]}, "seeds": 2}), workers=1)
+                                                 "grid": {"server_lr": [1.0, 1e200]}, "seeds": 2}), processes=1)
     assert [row["diverged"] for row in result.rows] == [False, False, True, True]
     assert "stopped being finite" in result.rows[2]["divergence"] and result.rows[2]["final_loss"] is None
     summary = result.to_dict()
@@ -165,7 +165,7 @@ def test_diverged_runs_are_flagged_and_never_the_best_cell():
 
 
 def test_cell_summary_reports_the_largest_epsilon_over_seeds():
-    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [1.0]}, seeds=4), workers=1)
+    result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [1.0]}, seeds=4), processes=1)
     epsilons = [row["epsilon"] for row in result.rows]
     assert len(set(epsilons)) > 1  # clients release different numbers of times per seed
     assert result.cell_summaries()[0]["max_epsilon"] == max(epsilons)
@@ -174,7 +174,7 @@ def test_cell_summary_reports_the_largest_epsilon_over_seeds():
 
 def test_a_swept_option_named_like_a_result_keeps_both_columns():
     result = run_sweep(sweep=tiny_sweep(options={k: v for k, v in TINY.items() if k != "rounds"},
-                                        grid={"rounds": [2, 3]}), workers=1)
+                                        grid={"rounds": [2, 3]}), processes=1)
     assert "result_rounds" in result.sweep.columns and "rounds" in result.sweep.columns
     assert [(row["rounds"], row["result_rounds"]) for row in result.rows] == [(2, 2), (3, 3)]
 
@@ -190,7 +190,7 @@ class Custom(SimulateFedbuff):
 def test_a_new_runner_is_one_registry_entry(monkeypatch):
     monkeypatch.setitem(RUNNERS, "custom", Custom)
     result = run_sweep(sweep=parse_sweep(config={"algorithm": "custom", "grid": {"server_lr": [1, 2]}, "seeds": 2}),
-                       workers=1)
+                       processes=1)
     assert [row["final_loss"] for row in result.rows] == [10.0, 11.0, 20.0, 21.0]
     assert [row["algorithm"] for row in result.rows] == ["custom"] * 4 and result.rows[0]["rounds"] == 100
 
@@ -200,19 +200,32 @@ def test_processes_and_a_dask_local_cluster_give_the_inline_table_for_100_runs()
 
     sweep = tiny_sweep(grid={"noise_multiplier": [0.5, 1, 2, 4], "server_lr": [0.5, 1, 2, 3, 4]}, seeds=5)
     assert sweep.size == 100
-    inline = run_sweep(sweep=sweep, workers=1)
+    inline = run_sweep(sweep=sweep, processes=1)
     seen, progress = [], []
-    processes = run_sweep(sweep=sweep, workers=2, on_row=seen.append,
+    processes = run_sweep(sweep=sweep, processes=2, on_row=seen.append,
                           progress=lambda done, total: progress.append((done, total)))
     assert progress[0] == (0, 100) and progress[-1] == (100, 100) and len(progress) == 101
     assert sorted(row["run"] for row in seen) == list(range(100))
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         cluster_result = run_sweep(sweep=sweep, scheduler=cluster.scheduler_address)
+    local_cluster = run_sweep(sweep=sweep, scheduler="local", processes=2)
     assert [row["run"] for row in cluster_result.rows] == list(range(100))
-    assert without_wall_time(cluster_result.rows) == without_wall_time(inline.rows)
-    assert without_wall_time(processes.rows) == without_wall_time(inline.rows)
+    for other in (cluster_result, processes, local_cluster):
+        assert without_wall_time(other.rows) == without_wall_time(inline.rows)
     assert cluster_result.backend.startswith("Dask at inproc://") and processes.backend == "2 processes"
+    assert local_cluster.backend == "Dask LocalCluster of 2 processes"
     assert len({row["final_loss"] for row in inline.rows}) == 100
+
+
+def test_small_runs_travel_in_batches_that_leave_every_process_work():
+    pace = sweeps._Pace()
+    assert pace.batch_size(100, 2) == 1  # nothing timed yet
+    pace.seconds, pace.runs = 0.01, 10  # 1 ms a run: 0.2 s of work would be 200 runs, but 100 left share 4 ways
+    assert pace.batch_size(100, 2) == 25 and pace.batch_size(7, 2) == 2
+    pace.seconds, pace.runs = 0.5, 10  # 50 ms a run: 4 runs make 0.2 s
+    assert pace.batch_size(1000, 2) == 4
+    pace.seconds, pace.runs = 30.0, 10  # 3 s a run: one at a time
+    assert pace.batch_size(1000, 8) == 1
 
 
 def test_scheduler_errors_are_value_errors(monkeypatch):
@@ -222,15 +235,15 @@ def test_scheduler_errors_are_value_errors(monkeypatch):
     monkeypatch.setattr(sweeps, "CONNECT_TIMEOUT", "0.2s")
     with pytest.raises(ValueError, match="cannot reach the Dask scheduler 'tcp://127.0.0.1:1'"):
         run_sweep(sweep=sweep, scheduler="tcp://127.0.0.1:1")
-    with pytest.raises(ValueError, match="workers is for local runs"):
-        run_sweep(sweep=sweep, scheduler="tcp://127.0.0.1:1", workers=2)
-    with pytest.raises(ValueError, match=r"workers must be an integer in \[1, inf\); got 0"):
-        run_sweep(sweep=sweep, workers=0)
+    with pytest.raises(ValueError, match="processes is for local runs"):
+        run_sweep(sweep=sweep, scheduler="tcp://127.0.0.1:1", processes=2)
+    with pytest.raises(ValueError, match=r"processes must be an integer in \[1, inf\); got 0"):
+        run_sweep(sweep=sweep, processes=0)
 
 
 def test_parquet_and_csv_tables_load_back_identical(tmp_path):
     result = run_sweep(sweep=tiny_sweep(grid={"noise_multiplier": [0.0, 1.0], "compute_mean": [[1.0, 2.0, 1.0, 3.0]]},
-                                        seeds=2), workers=1)
+                                        seeds=2), processes=1)
     columns = result.sweep.columns
     parquet = write_table(rows=result.rows, path=tmp_path / "t.parquet", columns=columns, metadata={"config": {"a": 1}})
     table = pq.read_table(parquet)
@@ -273,7 +286,7 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
 ])
 def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, algorithm, options, nested):
     result = run_sweep(sweep=parse_sweep(config={"algorithm": algorithm, "options": options, "seeds": [0, 1]}),
-                       workers=1)
+                       processes=1)
     row = result.rows[1]
     argv = [*RUNNERS[algorithm].command, "--json", "--seed", "1"]
     for name, value in options.items():
