@@ -136,6 +136,13 @@ class ProgressBar:
     def __init__(self, label: str, unit: str = "rounds", stream=None):
         self.label, self.unit, self.stream = label, unit, stream or sys.stderr
         self.start = self.last = time.monotonic()
+        self.open = False  # a bar is drawn and its line not ended
+
+    def close(self) -> None:
+        """End a bar's line that was left open (before an error message)."""
+        if self.open:
+            self.stream.write("\n")
+            self.open = False
 
     def __call__(self, done: int, total: int) -> None:
         now, total = time.monotonic(), max(int(total), 1)
@@ -147,7 +154,8 @@ class ProgressBar:
         filled = 30 * min(done, total) // total
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {self.unit}, "
                           f"{elapsed:.1f} s{left}   ")
-        if done >= total:
+        self.open = done < total
+        if not self.open:
             self.stream.write("\n")
         self.stream.flush()
 
@@ -161,12 +169,13 @@ def start_app(arguments: Sequence[str]) -> int:
     return 0  # pragma: no cover - execv does not return
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace, bar: ProgressBar | None):
     if args.command == "app":
         return start_app(args.streamlit_arguments)
     request = args.request_type(**request_arguments(args))
-    label = " ".join(request.command[1:] or request.command)
-    return request.run(progress=None if args.json else ProgressBar(label, request.progress_unit))
+    if bar is not None:
+        bar.label, bar.unit = " ".join(request.command[1:] or request.command), request.progress_unit
+    return request.run(progress=bar)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -177,16 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = argparse.Namespace(command="app", streamlit_arguments=argv[1:], json=False)
     else:
         args = parser.parse_args(argv)
+    bar = None if args.json else ProgressBar(" ".join(argv[:1]))
     try:
-        report = _run(args)
-    except ValueError as error:
+        report = _run(args, bar)
+    except (ValueError, ModuleNotFoundError, ArithmeticError) as error:
+        if bar is not None:
+            bar.close()
+        if isinstance(error, ArithmeticError):  # an overflow no validation foresaw: still one line, no traceback
+            error = f"an input is outside the range the formulas can evaluate ({error})"
+        # ModuleNotFoundError: an optional dependency (planner/extras.py names the extra to install)
         print(f"fedplan: error: {error}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as error:  # an optional dependency (planner/extras.py names the extra)
-        print(f"fedplan: error: {error}", file=sys.stderr)
-        return 2
-    except ArithmeticError as error:  # an overflow no validation foresaw: still one line, never a traceback
-        print(f"fedplan: error: an input is outside the range the formulas can evaluate ({error})", file=sys.stderr)
         return 2
     try:
         print(report.to_json() if args.json else report.to_table())

@@ -498,10 +498,9 @@ def _dask_client(scheduler: str, processes: int | None):
         raise ValueError(f"cannot reach the Dask scheduler {scheduler!r}: {' '.join(str(error).split())}") from None
 
 
-def _dask_rows(runs: list[Run], scheduler: str, processes: int | None) -> Iterator[dict]:
+def _dask_rows(runs: list[Run], client, cluster) -> Iterator[dict]:
     """Rows from a Dask cluster: the first run here (it times a run), the rest in batches (see :class:`_Pace`)."""
     distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
-    client, cluster = _dask_client(scheduler, processes)
     try:
         queue, pace = deque(runs), _Pace()
         yield pace.timed(queue.popleft())
@@ -537,7 +536,7 @@ def iter_rows(*, sweep: Sweep, processes: int | None = None, scheduler: str | No
         if processes is not None and scheduler != "local":
             raise ValueError("processes is for local runs (or scheduler='local'); a running Dask cluster has its "
                              "own workers")
-        return _dask_rows(runs, scheduler, processes)
+        return _dask_rows(runs, *_dask_client(scheduler, processes))  # connects now: errors before any run
     processes = min(processes or _default_processes(), len(runs))
     return _inline_rows(runs) if processes == 1 else _process_rows(runs, processes)
 
@@ -610,10 +609,10 @@ def run_sweep(*, sweep: Sweep, processes: int | None = None, scheduler: str | No
     ``progress(done, total)`` is called after each run, ``on_row(row)`` with each row as it completes.
     """
     start = time.perf_counter()
-    rows = []
+    rows, pending = [], iter_rows(sweep=sweep, processes=processes, scheduler=scheduler)  # checks its arguments
     if progress is not None:
         progress(0, sweep.size)
-    for row in iter_rows(sweep=sweep, processes=processes, scheduler=scheduler):
+    for row in pending:
         rows.append(row)
         if on_row is not None:
             on_row(row)

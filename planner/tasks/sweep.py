@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, table_format, write_table
 from fedplan.planner.tasks.base import Report, Request, count, text
 
 #: Keys of the summary the readable table shows (``--json`` carries all of them).
@@ -41,17 +42,16 @@ class RunSweep(Request):
                                   "count; 1 runs in this process)", low=1, deprecated=("--workers",))
 
     def check(self) -> None:
-        from fedplan.planner.simulate.sweep import table_format
-
         table_format(self.path())
+        if self.processes is not None and self.scheduler not in (None, "local"):
+            raise ValueError("processes is for local runs (or scheduler local); a running Dask cluster has its own "
+                             "workers")
 
     def path(self) -> Path:
         """The table's file: ``out``, or the config's name with ``.csv`` in the current directory."""
         return Path(self.out or Path(self.config).with_suffix(".csv").name)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, write_table
-
         out = self.path()
         sweep = load_sweep(path=self.config)
         partial = out.with_name(out.name + ".partial.csv")

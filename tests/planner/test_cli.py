@@ -120,7 +120,7 @@ def test_a_closed_pipe_is_not_a_traceback():
 
 
 def test_an_unforeseen_overflow_is_one_line_and_exit_2(monkeypatch, capsys):
-    def overflow(args):
+    def overflow(*args):
         raise OverflowError("(34, 'Numerical result out of range')")
 
     monkeypatch.setattr(cli, "_run", overflow)
