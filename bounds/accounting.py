@@ -345,18 +345,10 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     return result
 
 
-def get_epsilon(
-    *,
-    delta: float,
-    segments: Iterable | None = None,
-    sample_rate: float | None = None,
-    noise_multiplier: float | None = None,
-    steps: int | None = None,
-    accountant: str = "pld",
-    neighboring_relation: str = "add_or_remove_one",
-    time_budget: float | None = DEFAULT_TIME_BUDGET,
-    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-) -> AccountingResult:
+def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: float | None = None,
+                noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
+                neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
+                relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> AccountingResult:
     """ε of a schedule at the given δ.
 
     Give either ``segments`` or ``sample_rate``, ``noise_multiplier`` and ``steps``. With
@@ -371,18 +363,10 @@ def get_epsilon(
                     **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
 
 
-def get_delta(
-    *,
-    epsilon: float,
-    segments: Iterable | None = None,
-    sample_rate: float | None = None,
-    noise_multiplier: float | None = None,
-    steps: int | None = None,
-    accountant: str = "pld",
-    neighboring_relation: str = "add_or_remove_one",
-    time_budget: float | None = DEFAULT_TIME_BUDGET,
-    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-) -> AccountingResult:
+def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: float | None = None,
+              noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
+              neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
+              relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> AccountingResult:
     """δ of a schedule at the given ε (same conventions as :func:`get_epsilon`).
 
     The PLD spacing is refined until the estimated discretisation error of δ is below
@@ -580,17 +564,10 @@ def _check_targets(target_epsilon: float, target_delta: float) -> tuple[float, f
             check_real("target_delta", target_delta, low=0.0, high=1.0, low_open=True, high_open=True))
 
 
-def calibrate_noise_multiplier(
-    *,
-    target_epsilon: float,
-    target_delta: float,
-    sample_rate: float,
-    steps: int,
-    accountant: str = "pld",
-    neighboring_relation: str = "add_or_remove_one",
-    time_budget: float | None = DEFAULT_TIME_BUDGET,
-    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-) -> CalibrationResult:
+def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float, steps: int,
+                               accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
+                               time_budget: float | None = DEFAULT_TIME_BUDGET,
+                               relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> CalibrationResult:
     """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, t = check_sample_rate(sample_rate), check_steps(steps)
@@ -604,18 +581,11 @@ def calibrate_noise_multiplier(
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
 
 
-def calibrate_steps(
-    *,
-    target_epsilon: float,
-    target_delta: float,
-    sample_rate: float,
-    noise_multiplier: float,
-    accountant: str = "pld",
-    neighboring_relation: str = "add_or_remove_one",
-    time_budget: float | None = DEFAULT_TIME_BUDGET,
-    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-    max_steps: int = MAX_STEPS,
-) -> CalibrationResult:
+def calibrate_steps(*, target_epsilon: float, target_delta: float, sample_rate: float, noise_multiplier: float,
+                    accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
+                    time_budget: float | None = DEFAULT_TIME_BUDGET,
+                    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
+                    max_steps: int = MAX_STEPS) -> CalibrationResult:
     """Largest number of steps T (an integer ≤ max_steps) with ε(T) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
@@ -627,17 +597,10 @@ def calibrate_steps(
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
 
 
-def calibrate_sample_rate(
-    *,
-    target_epsilon: float,
-    target_delta: float,
-    noise_multiplier: float,
-    steps: int,
-    accountant: str = "pld",
-    neighboring_relation: str = "add_or_remove_one",
-    time_budget: float | None = DEFAULT_TIME_BUDGET,
-    relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-) -> CalibrationResult:
+def calibrate_sample_rate(*, target_epsilon: float, target_delta: float, noise_multiplier: float, steps: int,
+                          accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
+                          time_budget: float | None = DEFAULT_TIME_BUDGET,
+                          relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> CalibrationResult:
     """Largest sample rate q (6 significant digits) in (0, 1] with ε(q) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     sigma, t = check_noise_multiplier(noise_multiplier), check_steps(steps)

@@ -43,7 +43,7 @@ import numpy as np
 from scipy import optimize, special
 
 from fedplan.bounds import rdp
-from fedplan.bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 SOURCE = "Xu, Zhang, Wang, A(DP)2SGD (xu_adp2sgd.txt)"
@@ -190,7 +190,7 @@ def _order_conditions(alpha: float, gamma: float, z_squared: float, source: str)
 
 
 @dataclass(frozen=True)
-class Theorem2:
+class Theorem2(TheoremResult):
     """Theorem 2's noise for one (ε, μ) (xu L171-175), on the quantity named by ``noise_added_to``.
 
     ``noise_std`` is the printed σ (L171). Under ``variant="corrected"`` it is added to each worker's
@@ -209,14 +209,9 @@ class Theorem2:
     log_condition_rhs: float
     noise_added_to: str
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
     source: str = "xu Theorem 2, L171-175 (proof L516-534)"
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
 
     @property
     def guarantee(self) -> float | None:
@@ -224,9 +219,7 @@ class Theorem2:
         return self.noise_std if self.valid else None
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
-        return data | {"valid": self.valid, "guarantee": self.guarantee}
+        return super().to_dict() | {"guarantee": self.guarantee}
 
 
 def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: float = 1.0,
@@ -265,7 +258,7 @@ def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: floa
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Certificate:
+class Certificate(TheoremResult):
     """The paper's ε for noise multiplier z with the best μ (spec A3): α = min(1+√(Λ/ρ), α_max)."""
 
     noise_multiplier: float
@@ -274,19 +267,17 @@ class Certificate:
     alpha_max: float | None
     mu: float | None
     constrained: bool | None
-    hypotheses: tuple[Hypothesis, ...]
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
     source: str = "xu Theorem 2 with the best mu (L171-173, L524-532)"
 
     @property
     def feasible(self) -> bool:
-        return all_hold(self.hypotheses)
+        """Theorem 2 certifies this noise (every hypothesis holds)."""
+        return self.valid
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
-        return data | {"feasible": self.feasible}
+        return super().to_dict() | {"feasible": self.feasible}
 
 
 def _total_rdp_slope(setting: Setting, z: float) -> float:
@@ -304,13 +295,14 @@ def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
                   hypothesis("gamma (1 + z^2) < 1/e (so alpha_max > 1)", setting.gamma * (1 + z**2), "<",
                              math.exp(-1), "xu L173, L508")]
     if not all_hold(hypotheses):
-        return Certificate(z, None, None, None, None, None, tuple(hypotheses))
+        return Certificate(z, None, None, None, None, None, hypotheses=tuple(hypotheses))
     lam, rho = setting.log_inv_delta, _total_rdp_slope(setting, z)
     alpha_max = -math.log(setting.gamma * (1 + z**2))
     best = 1 + math.sqrt(lam / rho)
     alpha = min(best, alpha_max)
     epsilon = rho * alpha + lam / (alpha - 1)
-    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, best > alpha_max, tuple(hypotheses))
+    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, best > alpha_max,
+                       hypotheses=tuple(hypotheses))
 
 
 def noise_band(*, setting: Setting) -> tuple[float, float]:
@@ -630,19 +622,14 @@ def rho_bar(*, rho: float, workers: int) -> float:
 
 
 @dataclass(frozen=True)
-class Theorem1Constants:
+class Theorem1Constants(TheoremResult):
     """C₁, C₂, C₃ of Theorem 1 (xu L151-153) and the conditions C₁ > 0, C₂ ≥ 0, C₃ ≤ 1 (L145)."""
 
     C1: float
     C2: float
     C3: float
     rho_bar: float
-    hypotheses: tuple[Hypothesis, ...]
     source: str = "xu Theorem 1, L145-155"
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
 
 
 def theorem1_constants(*, learning_rate: float, batch_size: int, smoothness: float, topology: Topology,
@@ -695,28 +682,21 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class UtilityBound:
+class UtilityBound(TheoremResult):
     """A utility bound's value (average E‖∇F(θ^t)‖² over the run), its terms and its checked hypotheses."""
 
     value: float
     terms: dict
-    hypotheses: tuple[Hypothesis, ...]
     variant: str
     source: str
     details: dict = field(default_factory=dict)
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
 
     @property
     def guarantee(self) -> float | None:
         return self.value if self.valid else None
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["hypotheses"] = [h.to_dict() for h in self.hypotheses]
-        return data | {"valid": self.valid, "guarantee": self.guarantee}
+        return super().to_dict() | {"guarantee": self.guarantee}
 
 
 def theorem1_bound(*, problem: Problem, topology: Topology, learning_rate: float, batch_size: int, steps: int,

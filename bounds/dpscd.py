@@ -34,7 +34,7 @@ from fractions import Fraction
 
 from fedplan.bounds import accounting, rdp
 from fedplan.bounds.search import NoBoundaryError, find_boundary
-from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.theorem import Hypothesis, TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("ma128", "rdp", "pld")
@@ -49,12 +49,6 @@ MA128_SOURCE = ("Damaskinos Eq. 6.2 (L1336-1340): Abadi et al. moments accountan
 MA128_DIGITS = 7
 #: Grid sizes of the thesis' tuning (L1546-1549, L1567): 13 values of C and η, 12 of L.
 TUNING_VALUES = {"C": 13, "L": 12, "learning_rate": 13}
-
-
-def _as_dict(result) -> dict:
-    data = dataclasses.asdict(result)
-    data["hypotheses"] = [item.to_dict() for item in result.hypotheses]
-    return data
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,7 +115,7 @@ def epsilon_for_noise(*, noise_multiplier: float, sample_rate: float, steps: int
 
 
 @dataclass(frozen=True)
-class NoiseCalibration:
+class NoiseCalibration(TheoremResult):
     """σ from Eq. 6.2 under one accountant, with the ε it achieves (computed at σ, ≤ the target).
 
     ``order`` is the optimal moment order λ* (ma128) or RDP order α* (rdp; ``None`` for pld).
@@ -140,15 +134,10 @@ class NoiseCalibration:
     order: float | None
     epsilon_floor: float
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
     source: str
     notes: tuple[str, ...] = ()
     sampling: str = SAMPLING
     neighboring_relation: str = NEIGHBORING_RELATION
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
 
     def statement(self) -> str:
         return (f"noise multiplier sigma = {self.noise_multiplier:.8g} gives epsilon = "
@@ -158,9 +147,7 @@ class NoiseCalibration:
                 f"{self.source}).")
 
     def to_dict(self) -> dict:
-        data = _as_dict(self)
-        data["statement"] = self.statement()
-        return data
+        return super().to_dict() | {"statement": self.statement()}
 
 
 def _calibrate_ma128(target_epsilon: float, target_delta: float, q: float, steps: int) -> NoiseCalibration:
@@ -294,7 +281,7 @@ def nu_prime(*, nu: float, regularization: float, examples: int, variant: str = 
 
 
 @dataclass(frozen=True)
-class ConvergenceBound:
+class ConvergenceBound(TheoremResult):
     """E S(α^(T)) ≤ A^T S_0 + ½ν′Ls²(1 − A^T)/(1 − A) (the unrolled recursion of Theorem 7, L1508-1512).
 
     The recursion needs only Lemmas 5-6 and (6.5): it holds for every A ∈ (0, 1) whenever the inputs
@@ -315,17 +302,15 @@ class ConvergenceBound:
     steps: int
     informative: bool
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
     source: str = "Damaskinos Lemma 5 (6.4) L1470, (6.5) L1476, Lemma 6 (6.6) L1491, Theorem 7 L1498-1512"
 
     @property
     def theorem7_applies(self) -> bool:
-        return all_hold(self.hypotheses)
+        """Theorem 7's rate (6.7) is proved (its hypotheses hold); the recursion bound holds regardless."""
+        return self.valid
 
     def to_dict(self) -> dict:
-        data = _as_dict(self)
-        data["theorem7_applies"] = self.theorem7_applies
-        return data
+        return super().to_dict() | {"theorem7_applies": self.theorem7_applies}
 
 
 def theorem7_hypotheses(*, mu: float, regularization: float, examples: int, batch_size: int,

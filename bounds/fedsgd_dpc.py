@@ -550,11 +550,11 @@ def _best_rounds(constants: LaplaceConstants, clients_per_round: int, max_rounds
     return best_t, best_value
 
 
-@dataclass(frozen=True)
-class RoundsChoice:
-    """T for a fixed b: Eq. (6), the paper's ⌊T*⌋ and the exact integer optimum (zhou L316-322)."""
+@dataclass(frozen=True, kw_only=True)
+class _IntegerOptimum:
+    """One of T, b optimised with the other fixed: the continuous optimum, the paper's rounding of it and the
+    exact integer optimum, each with the variant's bound U."""
 
-    clients_per_round: int
     continuous: float
     paper: int
     best: int
@@ -562,6 +562,13 @@ class RoundsChoice:
     bound_best: float
     variant: str
     hypotheses: tuple[Hypothesis, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundsChoice(_IntegerOptimum):
+    """T for a fixed b: Eq. (6), the paper's ⌊T*⌋ and the exact integer optimum (zhou L316-322)."""
+
+    clients_per_round: int
     source: str = "zhou Eq. (6), L316-322; rounding: floor (Table I, L467)"
 
 
@@ -583,18 +590,11 @@ def optimal_rounds(*, constants: LaplaceConstants, clients_per_round: int, max_r
                         variant=variant, hypotheses=constants.hypotheses)
 
 
-@dataclass(frozen=True)
-class ClientsChoice:
+@dataclass(frozen=True, kw_only=True)
+class ClientsChoice(_IntegerOptimum):
     """b for a fixed T: L336's b*, the paper's ⌈b*⌉ and the exact integer optimum, all in [1, N]."""
 
     rounds: int
-    continuous: float
-    paper: int
-    best: int
-    bound_paper: float
-    bound_best: float
-    variant: str
-    hypotheses: tuple[Hypothesis, ...] = ()
     source: str = "zhou L330-336; rounding: ceil (Table I, L467)"
 
 

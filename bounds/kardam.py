@@ -18,7 +18,6 @@ Dampening and the adaptive rate post-process already-privatised gradients: they 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.theorem import TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 DAMPENING_KINDS = ("inverse", "exponential", "stretched", "constant")
@@ -240,7 +239,7 @@ def kardam_learning_rate(*, loss_gap: float, lipschitz: float, steps: int, gradi
 
 
 @dataclass(frozen=True)
-class KardamBound:
+class KardamBound(TheoremResult):
     """Theorem 4 with Definition 10's γ: the explicit Theorem 5 (L1879, L1923; spec §3.4).
 
     B(T) = (2 + φ_max)√(ΔF·K·d·σ²/(T·M)) + ΔF·K·χ·φ_max^c/T + dσ² + 2DKσ√d + K²D², c = 1 as printed
@@ -257,18 +256,7 @@ class KardamBound:
     floor: float
     steps: int
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
     source: str = "Damaskinos Theorem 4 L1877-1891, Theorem 5 L1921-1930, Definition 10 L1185-1192"
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
-
-    def to_dict(self) -> dict:
-        data = dataclasses.asdict(self)
-        data["hypotheses"] = [item.to_dict() for item in self.hypotheses]
-        data["valid"] = self.valid
-        return data
 
 
 def kardam_bound(*, steps: int, loss_gap: float, lipschitz: float, decay_bound: float, max_adaptive_rate: float,

@@ -7,6 +7,7 @@ with the values), so a violated hypothesis is reported, never hidden.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 VARIANTS = ("corrected", "paper")
@@ -37,3 +38,21 @@ def hypothesis(name: str, value: float, relation: str, bound: float, source: str
 
 def all_hold(hypotheses) -> bool:
     return all(item.holds for item in hypotheses)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TheoremResult:
+    """What every result of a theorem shares: its checked ``hypotheses`` (the base of its frozen dataclass).
+
+    ``valid`` is true when every hypothesis holds; ``to_dict()`` gives the fields as plain data (each
+    hypothesis as a mapping) with ``valid``, for JSON.
+    """
+
+    hypotheses: tuple[Hypothesis, ...]
+
+    @property
+    def valid(self) -> bool:
+        return all_hold(self.hypotheses)
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "valid": self.valid}

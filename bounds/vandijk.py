@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from fedplan.bounds.theorem import VARIANTS, Hypothesis, all_hold, hypothesis
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.bounds.vandijk_sequences import power_sequence
 
@@ -489,7 +489,7 @@ def c_function(x: float, *, r: float, rho: float, rho_hat: float) -> tuple[float
 
 
 @dataclass(frozen=True)
-class Theorem3Result:
+class Theorem3Result(TheoremResult):
     """Theorem 3 on an actual sequence s_{i,c}: its moments, constants and the δ it proves."""
 
     rounds: int
@@ -504,12 +504,7 @@ class Theorem3Result:
     delta: float
     sigma_lower_bound: float | None
     lambda_max: int
-    hypotheses: tuple[Hypothesis, ...]
     source: str = "vandijk Theorem 3, L177-185, (16) L931, proof L953-1069"
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(self.hypotheses)
 
 
 def _sample_sizes(sizes, client_size: int) -> np.ndarray:

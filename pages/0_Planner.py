@@ -14,7 +14,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form
+from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.export import render
 from fedplan.planner.recipes import RECIPES
@@ -111,11 +111,7 @@ def main() -> None:
     st.title("fedplan: plan a private federated run")
     st.caption("State your budget, data and compute; pick a recipe from the papers; get a schedule, the bound "
                "behind it and the tight accountant's ε for the very same schedule.")
-    left, right = st.columns([1, 2])
-    with left:
-        form, request = request_inputs()
-    with right, st.spinner("Planning…"):
-        report = form.answer(request)
+    report, right, _ = form_page(request_inputs, spinner="Planning…")
     if report is None:
         return
     with right:

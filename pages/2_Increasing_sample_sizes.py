@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.bounds.accounting import round_up
-from fedplan.pages.widgets import Form
+from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import VandijkSelect
@@ -111,11 +111,8 @@ def main() -> None:
     st.title("Increasing sample sizes (van Dijk et al.)")
     st.latex(r"s_{i,c} = \lceil N_c\, q\, (i+m)^p \rceil,\qquad q_i = s_{i,c}/N_c"
              r"\quad\text{(Lemma 1, vandijk L177-201)}")
-    left, right = st.columns([1, 2])
-    with left:
-        form, request = inputs_form()
-    with right, st.spinner("Selecting parameters and accounting the realised schedule…"):
-        report = form.answer(request)
+    report, right, request = form_page(inputs_form,
+                                       spinner="Selecting parameters and accounting the realised schedule…")
     if report is None:
         return
     with right:

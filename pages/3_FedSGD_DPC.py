@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form
+from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.export import render
 from fedplan.planner.fedsgd_dpc import laplace_landscape
 from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
@@ -63,11 +63,7 @@ def main() -> None:
     st.latex(r"U(T,b)=\frac{C_1/b + C_2\,bT^2 + C_3}{T+\gamma}\quad\text{(zhou L354)}")
     st.latex(r"T^*(b)=\sqrt{\gamma^2+\frac{A_1+\gamma Y_0}{A_2}}-\gamma\ \text{(Eq. 6, L322)},\qquad "
              r"b^*(T)=\frac{\sqrt{C_1/C_2}}{T}\ \text{(L336)}")
-    left, right = st.columns([1, 2])
-    with left:
-        form, request = inputs()
-    with right, st.spinner("Searching the integer optimum…"):
-        report = form.answer(request)
+    report, right, request = form_page(inputs, spinner="Searching the integer optimum…")
     if report is None:
         return
     plan, summary = report.result, report.values

@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form
+from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.adp2sgd import epsilon_against_noise
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.adp2sgd import MinEpsilon
@@ -59,10 +59,7 @@ def main() -> None:
     st.title("A(DP)²SGD (Xu et al.): closed-form privacy and its feasibility band")
     st.latex(r"\sigma^2 = \frac{20\,G^2 T \alpha}{K^2 n_{(1)}^2 \mu\,\varepsilon},\quad "
              r"\alpha = \frac{\log(1/\delta)}{(1-\mu)\varepsilon} + 1 \quad\text{(Theorem 2, xu L171-175)}")
-    left, right = st.columns([1, 2])
-    with left:
-        form, request = setting_inputs()
-        report = form.answer(request)
+    report, right, request = form_page(setting_inputs)
     if report is None:
         return
     band = tuple(report["noise_band"])

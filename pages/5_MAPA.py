@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form
+from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.mapa import Schedule
@@ -52,10 +52,7 @@ def main() -> None:
     st.title("MAPA (Li et al.): the multi-stage adaptive schedule")
     st.latex(r"\gamma_s = \frac{1}{2 P_s L(\tau+1)},\quad \Delta S_{s+1} = \theta\,\Delta S_s,\quad "
              r"\lambda_s = \Delta S_s/\varepsilon \quad\text{(Alg. 1 L345-383, Eq. (15)-(16) L318-326)}")
-    left, right = st.columns([1, 2])
-    with left:
-        form, request = inputs()
-        report = form.answer(request)
+    report, right, _ = form_page(inputs)
     if report is None:
         return
     privacy, stages = report["privacy"], report["stages"]

@@ -14,7 +14,6 @@ This module is not a page (:mod:`fedplan.app` lists the pages); it holds no form
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
@@ -23,8 +22,7 @@ from typing import Any
 import streamlit as st
 
 from fedplan.bounds.validation import check_int, check_real
-from fedplan.planner.cli import parse_count
-from fedplan.planner.tasks.base import Option, Progress, Report, Request, options
+from fedplan.planner.tasks.base import Option, Progress, Report, Request, options, parse_count
 
 #: The field a message is about: its first word (``clients must be …``, ``upload_epsilon[1] must be …``,
 #: ``r0 = 0.37 at …``); a ``give …`` message names its fields further on.
@@ -47,7 +45,7 @@ def as_text(value: Any) -> str:
 
 
 def parse(name: str, option: Option, text: str, *, optional: bool = False) -> Any:
-    """The value of a text box for a field: a count by the CLI's :func:`~fedplan.planner.cli.parse_count`
+    """The value of a text box for a field: a count by :func:`~fedplan.planner.tasks.base.parse_count`
     (``1e4`` is 10000), a real by ``float``; a ``ValueError`` naming the field if the text is not a number. An
     empty box of an ``optional`` field is None; a field taking several values reads them split by spaces or commas."""
     if optional and not text.strip():
@@ -58,7 +56,7 @@ def parse(name: str, option: Option, text: str, *, optional: bool = False) -> An
     if option.kind == "count":
         try:
             return parse_count(text.strip())
-        except argparse.ArgumentTypeError as error:
+        except ValueError as error:
             raise ValueError(f"{name} {error}") from None
     if option.kind == "real":
         try:
@@ -201,3 +199,17 @@ class Form:
         except ValueError as error:
             self.error(str(error))
             return None
+
+
+def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…"):
+    """The layout of a task page: the form on the left, the request's report on the right.
+
+    Returns the report (None when a value was refused, with the message under its widget), the right column and
+    the request (None likewise).
+    """
+    left, right = st.columns([1, 2])
+    with left:
+        form, request = inputs()
+    with right, st.spinner(spinner):
+        answer = form.answer(request)
+    return answer, right, request

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 
 from fedplan.planner.tasks.registry import GROUPS, TASKS
-from fedplan.planner.tasks.base import Option, Request, flag_name, options
+from fedplan.planner.tasks.base import Option, Request, flag_name, options, parse_count
 
 #: The release that drops the deprecated spellings.
 DEPRECATED_UNTIL = "0.3"
@@ -37,21 +37,15 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def parse_count(text: str) -> int | float:
-    """A whole number as users type it: ``10000``, ``1e4`` or ``10000.0`` (a fraction is left for the request
-    to refuse by name)."""
+def count_argument(text: str) -> int | float:
+    """:func:`~fedplan.planner.tasks.base.parse_count` for argparse (its message becomes argparse's)."""
     try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number such as 10000 or 1e4; got {text!r}") from None
-    return int(value) if math.isfinite(value) and value.is_integer() else value
+        return parse_count(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
-PARSERS = {"count": parse_count, "real": float, "choice": str, "text": str}
+PARSERS = {"count": count_argument, "real": float, "choice": str, "text": str}
 
 
 def _help(option: Option, default) -> str:

@@ -80,8 +80,6 @@ class ProblemConstants:
     #: ξ₁ / ξ₂: largest ℓ1 / ℓ2 norm of a per-sample gradient at the evaluation points (A1 zhou L194, A2 L218).
     xi1: float
     xi2: float
-    #: Λ_i: within-client standard deviation of per-sample gradients, one per client (A6, zhou L389).
-    Lambda_i: tuple[float, ...]
     #: Γ: non-iid degree (Def. 4, zhou L246), as chosen by ``variant``.
     Gamma: float
     #: Y₀ = E‖θ̄₀ − θ*‖² (zhou L254), as chosen by ``variant``.
@@ -106,8 +104,10 @@ class ProblemConstants:
     G_dispersion: float
     #: (1/d) Σ_ζ ‖∇F(θ*, ζ)‖²: per-sample gradient variance at the optimum (∇F(θ*) = 0).
     sigma2_star: float
+    #: Per client: μ_i, λ_i, and Λ_i, the within-client standard deviation of per-sample gradients (A6, zhou L389).
     mu_i: tuple[float, ...]
     lam_i: tuple[float, ...]
+    Lambda_i: tuple[float, ...]
     #: Largest ‖∇F‖₂ (or ‖∇F_i‖₂) at the returned optima.
     max_gradient_norm: float
     theta0: np.ndarray = field(repr=False)

@@ -284,8 +284,8 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
                                sample_rate=rate if mechanism == "gaussian" else None, max_rounds=max_rounds,
                                accountant=accountant)
         if not plan.choice.rounds and rounds is None:
-            raise ValueError(f"the planner's optimum is T = 0 rounds at epsilon = {epsilon:g} (the noise term "
-                             "dominates U(T, b)); give rounds to simulate a run anyway, or raise epsilon")
+            raise ValueError(f"the planner's optimum is T = 0 rounds at target_epsilon = {epsilon:g} (the noise term "
+                             "dominates U(T, b)); give rounds to simulate a run anyway, or raise target_epsilon")
         rounds = rounds or int(plan.choice.rounds)
         clients_per_round = clients_per_round or int(plan.choice.clients_per_round)
         notes.append(f"planner optimum: T = {plan.choice.rounds}, b = {plan.choice.clients_per_round}")

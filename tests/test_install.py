@@ -8,6 +8,7 @@ only their files matter here); fedplan's core dependencies come from the index o
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -56,9 +57,13 @@ def _run(*argv, cwd=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder),
-         str(ROOT))
+    """The wheel, built from a copy of the sources (a build writes build/ and *.egg-info/ beside them)."""
+    source, folder = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("fedplan", "bounds", "planner", "pages"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(source))
     return next(folder.glob("fedplan-*.whl"))
 
 

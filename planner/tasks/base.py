@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar
@@ -203,6 +204,21 @@ class Request:
         """The request's fields as plain values (for reports, exports and sweep rows)."""
         return {item.name: getattr(self, item.name) for item in dataclasses.fields(self)
                 if option_of(item) is not None and option_of(item).cli}
+
+
+def parse_count(text: str) -> int | float:
+    """A whole number as users type it: ``10000``, ``1e4`` or ``10000.0`` (a fraction is left for the request
+    to refuse by name)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be a whole number such as 10000 or 1e4; got {text!r}") from None
+    return int(value) if math.isfinite(value) and value.is_integer() else value
+
 
 
 def rounds_progress(progress: Progress | None, total: int) -> Callable[[int], None] | None:

@@ -68,7 +68,8 @@ TERMS: dict[str, str] = {
     "max_passes": "van Dijk et al.: the most passes of the m/T iteration of the parameter selection",
     "no_pld": "skip the tight PLD accountant (RDP only, faster)",
     "decay": "β of the decaying learning rate η_t = η0/(1+βt) or η0/(1+β√t)",
-    "step_rule": "how the learning rate decays: inverse (η0/(1+βt)) or inverse-sqrt (η0/(1+β√t))",
+    "step_rule": "how the learning rate changes over the run: van Dijk's inverse (η0/(1+βt)) or inverse-sqrt "
+                 "(η0/(1+β√t)); Li's eq10 (Eq. (10)) or constant",
     "strong_convexity": "μ: strong-convexity constant of every client's objective",
     "heterogeneity": "Zhou et al.'s Γ: the non-iid degree F* − Σ (d_i/d) F_i*",
     "initial_distance": "Zhou et al.'s Y₀ = ‖θ₀ − θ*‖²: the squared distance of the initial model to the optimum",

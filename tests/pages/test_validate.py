@@ -34,8 +34,8 @@ def test_validate_page_reports_a_plan_with_no_rounds_as_an_error():
     assert not page.exception
     assert errors(page) == [refusal(ValidateFedsgdDpc, **ZHOU)]  # the run's error: at the top of the inputs
     assert errors(page) == [
-        "the planner's optimum is T = 0 rounds at epsilon = 1 (the noise term dominates U(T, b)); give rounds to "
-        "simulate a run anyway, or raise epsilon"]
+        "the planner's optimum is T = 0 rounds at target_epsilon = 1 (the noise term dominates U(T, b)); give rounds "
+        "to simulate a run anyway, or raise target_epsilon"]
     page.text_input[3].set_value("-1").run()
     assert errors(page) == [refusal(ValidateFedsgdDpc, **{**ZHOU, "target_epsilon": -1})]
     assert error_under(page, "ε") == errors(page)[0]
