@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
-import math
 import os
 import sys
 import time
 from collections.abc import Sequence
 
-from fedplan.planner.tasks.registry import GROUPS, TASKS
 from fedplan.planner.tasks.base import Option, Request, flag_name, options, parse_count
+from fedplan.planner.tasks.registry import GROUPS, TASKS
 
 #: The release that drops the deprecated spellings.
 DEPRECATED_UNTIL = "0.3"

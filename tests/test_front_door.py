@@ -45,4 +45,5 @@ def test_plan_and_export(tmp_path):
     path = fedplan.export(report, tmp_path / "plan.yaml")
     assert load_schedule_file(path).rounds == report["rounds"]
     with pytest.raises(ValueError, match="export needs the report of a plan with a schedule"):
-        fedplan.export(fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10, delta=1e-5), tmp_path / "x.csv")
+        accounting = fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10, delta=1e-5)
+        fedplan.export(accounting, tmp_path / "x.csv")

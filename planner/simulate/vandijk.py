@@ -37,7 +37,14 @@ import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.export import Schedule
-from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, DelayLog, Durations, EventQueue, spawn_generators
+from fedplan.planner.simulate.engine import (
+    DEFAULT_COMPUTE,
+    DEFAULT_LATENCY,
+    DelayLog,
+    Durations,
+    EventQueue,
+    spawn_generators,
+)
 from fedplan.planner.simulate.models import is_finite
 from fedplan.planner.simulate.problem import Problem
 from fedplan.planner.simulate.records import (

@@ -21,6 +21,7 @@ from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
 from fedplan.planner.uploads import dataset_from_upload
 
+
 def _array(name: str, value) -> np.ndarray:
     array = np.asarray(value, dtype=np.float64)
     if array.ndim not in (1, 2) or not np.all(np.isfinite(array)):

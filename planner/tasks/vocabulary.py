@@ -161,8 +161,8 @@ TERMS: dict[str, str] = {
 
 def deprecated_spellings() -> list[tuple[str, str, str]]:
     """``(command, old spelling, field)`` for every old spelling the command line still accepts."""
-    from fedplan.planner.tasks.registry import TASKS
     from fedplan.planner.tasks.base import options
+    from fedplan.planner.tasks.registry import TASKS
 
     return [(" ".join(task.command), old, name) for task in TASKS for name, option in options(task).items()
             for old in option.deprecated]

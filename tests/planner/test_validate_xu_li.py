@@ -8,7 +8,12 @@ import pytest
 from fedplan.bounds import adp2sgd as xu
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.engine import Durations
-from fedplan.planner.validate_xu_li import largest_theorem1_learning_rate, validate_adp2sgd, validate_audp, validate_mapa
+from fedplan.planner.validate_xu_li import (
+    largest_theorem1_learning_rate,
+    validate_adp2sgd,
+    validate_audp,
+    validate_mapa,
+)
 
 
 @pytest.fixture(scope="module")

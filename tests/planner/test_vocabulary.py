@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from fedplan.planner import cli
-from fedplan.planner.tasks.registry import TASKS
 from fedplan.planner.tasks.base import options
+from fedplan.planner.tasks.registry import TASKS
 from fedplan.planner.tasks.vocabulary import TERMS, markdown
 
 ROOT = Path(__file__).resolve().parents[2]
