@@ -16,10 +16,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 
+from fedplan.bounds import accounting
+from fedplan.bounds import adp2sgd as xu
+from fedplan.bounds.composition import best_composition, optimal_composition_epsilon
+from fedplan.bounds.fedsgd_dpc import Problem
 from fedplan.bounds.theorem import Hypothesis, all_hold
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.adp2sgd import plan_adp2sgd
+from fedplan.planner.dpscd import plan_dpscd
+from fedplan.planner.estimate import estimate_constants
 from fedplan.planner.export import Schedule
+from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
+from fedplan.planner.mapa import plan_mapa
+from fedplan.planner.vandijk import plan_vandijk
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,6 @@ class RecipeResult:
 
 def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
     """van Dijk et al.: the smallest σ whose claimed δ at ε meets the target (r0 = 1/e, the paper's choice)."""
-    from fedplan.planner.vandijk import plan_vandijk
-
     plan = plan_vandijk(initial_size=request.batch_size, client_size=request.client_size,
                         epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=(1.2, 200.0),
                         delta=request.target_delta, p=p, r0=1 / math.e, variant=variant, with_pld=False)
@@ -95,13 +104,9 @@ def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str
 
 def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-3) -> RecipeResult:
     """Zhou et al.: T* and b* for per-client Laplace ε, constants estimated from the data (logistic model)."""
-    from fedplan.planner.estimate import estimate_constants
-    from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
-
     constants = estimate_constants(X=request.X, y=request.y, model="logistic", regularization=regularization,
                                    clients=request.clients)
     problem_kwargs = constants.fedsgd_problem_kwargs()
-    from fedplan.bounds.fedsgd_dpc import Problem
 
     plan = plan_fedsgd_dpc(problem=Problem(**problem_kwargs), mechanism="laplace", epsilon=request.target_epsilon,
                            clipping_norm=constants.xi1, constants=constants.to_dict())
@@ -119,9 +124,6 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
 
 def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
     """DP-SCD (Damaskinos ch. 6) over all N examples: the authors' MA128 σ, and the tight PLD ε of that schedule."""
-    from fedplan.bounds import accounting
-    from fedplan.planner.dpscd import plan_dpscd
-
     plan = plan_dpscd(target_epsilon=request.target_epsilon, target_delta=request.target_delta,
                       examples=request.examples, batch_size=request.batch_size, epochs=request.epochs,
                       accountant="ma128", compare=False)
@@ -154,9 +156,6 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     Below Theorem 2's floor the tight accountant's noise is used (``noise_source="auto"``) and the paper's
     claim is reported as none.
     """
-    from fedplan.bounds import adp2sgd as xu
-    from fedplan.planner.adp2sgd import plan_adp2sgd
-
     setting = xu.Setting(workers=request.clients, examples_per_worker=request.client_size,
                          batch_size=request.batch_size, steps=_steps_for_epochs(request), delta=request.target_delta)
     plan = plan_adp2sgd(setting=setting, target_epsilon=request.target_epsilon, noise_source="auto")
@@ -175,10 +174,6 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
 
 def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float) -> float:
     """The largest per-upload ε whose best classical per-edge total (basic or advanced at δ) is ≤ the target."""
-    from scipy.optimize import brentq
-
-    from fedplan.bounds.composition import best_composition
-
     def excess(epsilon: float) -> float:
         return best_composition(epsilon=epsilon, delta=0.0, count=uploads, delta_slack=delta)[0] - target_epsilon
 
@@ -201,9 +196,6 @@ def plan_mapa_recipe(request: RecipeInputs) -> RecipeResult:
     θ = 0.5, τ = 5, Theorem 3 failure probability 1e-3), F₀ = 100 (the paper gives none), corrected noise
     model with the data's dimension.
     """
-    from fedplan.bounds.composition import optimal_composition_epsilon
-    from fedplan.planner.mapa import plan_mapa
-
     steps = _steps_for_epochs(request)
     uploads = math.ceil(steps / request.clients)
     per_upload = _mapa_upload_epsilon(request.target_epsilon, uploads, request.target_delta)

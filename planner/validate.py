@@ -27,9 +27,13 @@ from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds import vandijk_sequences as sequences
 from fedplan.bounds.theorem import Hypothesis
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.estimate import estimate_constants
+from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 from fedplan.planner.simulate.problem import Problem, make_problem
 from fedplan.planner.simulate.records import SimulationResult
+from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 
 __all__ = ["Claim", "ValidationReport", "validate_fedsgd_dpc", "validate_theorem5", "validate_vandijk_plan"]
 
@@ -151,7 +155,6 @@ def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm
 
     ``on_run(done, total)``, if given, is called after each seed's run.
     """
-    from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 
     seeds = _seeds(seeds)
     if plan.step_sizes is None:
@@ -203,7 +206,6 @@ def validate_theorem5(*, dataset: Dataset, clients: int, rounds: int, d: int = 1
     The global sizes s_i of Theorem 5 are split as s_{i,c} = ⌈s_i/n⌉; the round step sizes, M_0, M_1 and
     τ(t) are Theorem 5's with μ, L of the problem (L = max‖x‖²/4 + ρ for logistic); N = 2 mean‖∇f(w*; ξ)‖².
     """
-    from fedplan.planner.simulate.vandijk import run_vandijk
 
     seeds = _seeds(seeds)
     rounds = check_int("rounds", rounds, low=1)
@@ -264,9 +266,6 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
     so that clipping does not bind at the points where the constants were measured. ``on_run(done, total)``,
     if given, is called after each seed's run.
     """
-    from fedplan.planner.estimate import estimate_constants
-    from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
-    from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 
     seeds = _seeds(seeds)
     problem = make_problem(dataset=dataset, clients=clients, seed=seeds[0], with_optimum=False)

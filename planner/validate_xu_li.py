@@ -35,8 +35,11 @@ from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import mapa as li
 from fedplan.bounds.theorem import hypothesis
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.simulate.adp2sgd import run_adp2sgd, unit_norm_problem
 from fedplan.planner.simulate.data import Dataset
-from fedplan.planner.simulate.engine import Durations
+from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, Durations
+from fedplan.planner.simulate.graphs import make_graph, spectral_gap
+from fedplan.planner.simulate.mapa import plan_for_problem, run_audp, run_mapa, unit_logistic_constants
 from fedplan.planner.simulate.models import Model
 from fedplan.planner.validate import QUANTILES, Claim, ValidationReport, _claim, _seeds
 
@@ -51,8 +54,6 @@ CURVE_POINTS = 50
 
 
 def _binary_unit_problem(dataset: Dataset, clients: int, seed: int):
-    from fedplan.planner.simulate.adp2sgd import unit_norm_problem
-
     if dataset.task != "binary":
         raise ValueError(f"the Xu/Li validations need a binary data set (logistic loss); got task {dataset.task!r}")
     return unit_norm_problem(dataset=dataset, clients=clients, seed=seed)
@@ -124,9 +125,6 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
     (:func:`largest_theorem1_learning_rate`). The bound is evaluated at the largest staleness measured over
     the runs (event-driven staleness is not bounded in advance).
     """
-    from fedplan.planner.simulate.adp2sgd import run_adp2sgd
-    from fedplan.planner.simulate.engine import DEFAULT_COMPUTE
-    from fedplan.planner.simulate.graphs import make_graph, spectral_gap
 
     seeds = _seeds(seeds)
     problem = _binary_unit_problem(dataset, workers, seeds[0])
@@ -186,8 +184,6 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
 # --------------------------------------------------------------------------------------------
 
 def _li_setting(dataset: Dataset, edges: int, seed: int) -> tuple:
-    from fedplan.planner.simulate.mapa import unit_logistic_constants
-
     problem = _binary_unit_problem(dataset, edges, seed)
     return (problem, *unit_logistic_constants(problem))
 
@@ -214,7 +210,6 @@ def validate_audp(*, dataset: Dataset, edges: int = 5, iterations: int = 3000, b
     τ_max defaults to K (li L401); the default timing is cyclic (equal constant compute times, τ(t) ≤ K − 1),
     which Theorem 2's telescoping step needs (li I-11).
     """
-    from fedplan.planner.simulate.mapa import run_audp
 
     seeds = _seeds(seeds)
     problem, smoothness, sigma, gap = _li_setting(dataset, edges, seeds[0])
@@ -302,7 +297,6 @@ def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, b
     ``None``: Theorem 3 with failure probability ``delta``). Default timing: exponential compute with means
     1, 1, 2, 2, 4, ... (heterogeneous edges, li Fig. 2) and ``tau_policy="drop"`` to keep τ(t) ≤ τ_max.
     """
-    from fedplan.planner.simulate.mapa import plan_for_problem, run_mapa
 
     seeds = _seeds(seeds)
     problem, smoothness, sigma, gap = _li_setting(dataset, edges, seeds[0])

@@ -25,3 +25,15 @@ def test_accounting_benchmark_runs_and_agrees_with_dp_accounting(tmp_path, capsy
     assert row["within_target"] and row["accountant"] == "pld"
     assert abs(row["relative_difference"]) < 5e-3
     assert "median speed ratio" in capsys.readouterr().out
+
+
+def test_sweep_benchmark_runs_and_every_backend_gives_the_anchor_table(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("benchmark_sweep", ROOT / "benchmarks" / "sweep.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    output = tmp_path / "result.json"
+    assert module.main(["--repeat", "1", "--rounds", "5", "--json", str(output)]) == 0
+    rows = json.loads(output.read_text())["rows"]
+    assert [row["backend"] for row in rows] == ["1 process (anchor)", "2 processes"]
+    assert all(row["same_table"] and row["runs"] == 60 for row in rows)
+    assert "ratio" in capsys.readouterr().out

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import rdp
+from fedplan.planner.adp2sgd import plan_adp2sgd
 from fedplan.planner.export import FORMATS, format_for_path, write_schedule
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, real, text
@@ -110,8 +111,6 @@ class Sigma(_Adp2sgdRequest):
         return self.target_delta
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.adp2sgd import plan_adp2sgd  # scipy.optimize: loaded only when it runs
-
         plan = plan_adp2sgd(target_epsilon=self.target_epsilon, **self.common())
         return Report(values=plan.summary(), result=plan)
 
@@ -132,8 +131,6 @@ class Epsilon(_Adp2sgdRequest):
     variant: str = variant_field()
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.adp2sgd import plan_adp2sgd
-
         plan = plan_adp2sgd(noise_multiplier=self.noise(), variant=self.variant, **self.common())
         return Report(values=plan.summary(), result=plan)
 
@@ -149,8 +146,6 @@ class MinEpsilon(_Adp2sgdRequest):
                         high_open=True)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.adp2sgd import plan_adp2sgd
-
         setting = self.setting()
         floor = xu.epsilon_floor(setting=setting)
         plan = plan_adp2sgd(noise_multiplier=floor.noise_multiplier, **self.common())
@@ -193,8 +188,6 @@ class Schedule(_Adp2sgdRequest):
         super().check()
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.adp2sgd import plan_adp2sgd
-
         plan = plan_adp2sgd(target_epsilon=self.target_epsilon, noise_multiplier=self.noise(),
                             noise_source=self.noise_source, learning_rate=self.learning_rate, variant=self.variant,
                             **self.common())

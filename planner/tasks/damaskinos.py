@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from fedplan.bounds import byzantine
 from fedplan.planner import damaskinos
+from fedplan.planner.dpscd import plan_dpscd
 from fedplan.planner.export import FORMATS, format_for_path, write_schedule
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, choice, count, flag, real, text
@@ -51,8 +52,6 @@ class DpscdCalibrate(Request):
             format_for_path(self.out)  # a bad extension is refused before calibrating
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.dpscd import plan_dpscd  # the accountants load only when this runs
-
         plan = plan_dpscd(target_epsilon=self.target_epsilon, target_delta=self.target_delta, examples=self.examples,
                           batch_size=self.batch_size, epochs=self.epochs, accountant=self.accountant,
                           clipping_norm=self.clipping_norm, compare=not self.no_compare)

@@ -22,16 +22,19 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from fedplan.planner.simulate.data import SCHEMES
-from fedplan.planner.simulate.engine import DISTRIBUTIONS
-from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS
-from fedplan.planner.simulate.fedsgd_dpc import MECHANISMS
+from fedplan.planner.export import load_schedule_file
+from fedplan.planner.simulate.data import SCHEMES, load_dataset
+from fedplan.planner.simulate.engine import DISTRIBUTIONS, Durations
+from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS, run_fedbuff
+from fedplan.planner.simulate.fedsgd_dpc import MECHANISMS, run_fedsgd_dpc
 from fedplan.planner.simulate.presets import PRESETS as VANDIJK_PRESETS
+from fedplan.planner.simulate.presets import run_preset
+from fedplan.planner.simulate.problem import make_problem
 from fedplan.planner.simulate.vandijk import SAMPLINGS as VANDIJK_SAMPLINGS
-from fedplan.planner.simulate.vandijk import WAIT_RULES
+from fedplan.planner.simulate.vandijk import WAIT_RULES, inputs_from_schedule, run_vandijk
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, flag, real, rounds_progress, text
-from fedplan.planner.vandijk import STEP_RULES
+from fedplan.planner.vandijk import STEP_RULES, round_step_sizes
 
 DATA_SOURCES = "a LIBSVM file, synthetic, synthetic-softmax, synthetic-linear, or a scikit-learn set " \
                "(breast_cancer, iris, wine, digits, diabetes)"
@@ -121,8 +124,6 @@ class DataSource:
 
     def data(self, seed: int):
         """The :class:`~fedplan.planner.simulate.data.Dataset` of this source, split with ``seed``."""
-        from fedplan.planner.simulate.data import load_dataset
-
         return load_dataset(self.dataset, seed=seed, test_fraction=self.test_fraction, test_file=self.test_file,
                             n_samples=self.n_samples, n_features=self.n_features)
 
@@ -149,8 +150,6 @@ class ClientData(DataSource):
 
     def problem(self, seed: int, *, with_optimum: bool = False):
         """The :class:`~fedplan.planner.simulate.problem.Problem`: the data of ``seed`` over the clients."""
-        from fedplan.planner.simulate.problem import make_problem
-
         return make_problem(dataset=self.data(seed), clients=self.clients, seed=seed, scheme=self.partition,
                             model=self.model, regularization=self.regularization, with_optimum=with_optimum,
                             alpha=self.dirichlet_alpha, classes_per_client=self.classes_per_client)
@@ -166,8 +165,6 @@ class ComputeTiming:
                                            low=0.0, multiple=True)
 
     def compute(self):
-        from fedplan.planner.simulate.engine import Durations
-
         means = self.compute_mean[0] if len(self.compute_mean) == 1 else tuple(self.compute_mean)
         return Durations(self.compute_time, means)
 
@@ -181,8 +178,6 @@ class Timing(ComputeTiming):
 
     def timing(self) -> dict:
         """The engine's ``compute``, ``uplink`` and ``downlink`` duration models."""
-        from fedplan.planner.simulate.engine import Durations
-
         latency = Durations(self.latency, self.latency_mean)
         return {"compute": self.compute(), "uplink": latency, "downlink": latency}
 
@@ -217,7 +212,6 @@ def schedule_rows(path: str | None):
     """The per-round rows of a schedule file exported by fedplan, or None."""
     if path is None:
         return None
-    from fedplan.planner.export import load_schedule_file
 
     return load_schedule_file(path)
 
@@ -263,9 +257,6 @@ class SimulateVandijk(_Simulation):
     delta: float = ledger_delta_field()
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
-        from fedplan.planner.vandijk import round_step_sizes
-
         problem = self.problem(self.seed, with_optimum=self.optimum)
         schedule = schedule_rows(self.schedule)
         if schedule is not None:
@@ -331,8 +322,6 @@ class SimulateFedsgdDpc(_Simulation):
                              f"with a {name} column) for mechanism {self.mechanism}")
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
-
         problem = self.problem(self.seed, with_optimum=self.optimum)
         schedule = schedule_rows(self.schedule)
         rounds = self.rounds if schedule is None else schedule.rounds
@@ -375,8 +364,6 @@ class SimulateFedbuff(_Simulation):
     delta: float = ledger_delta_field()
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.fedbuff import run_fedbuff
-
         result = run_fedbuff(problem=self.problem(self.seed, with_optimum=self.optimum), rounds=self.rounds,
                              sample_rate=self.sample_rate, buffer_size=self.buffer_size, server_lr=self.server_lr,
                              clipping_norm=self.clipping_norm, noise_multiplier=self.noise_multiplier,
@@ -406,8 +393,6 @@ class SimulatePreset(Request):
     accountant: str = ledger_accountant_field()
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.presets import run_preset
-
         result = run_preset(self.preset, dataset=self.dataset, seed=self.seed, accountant=self.accountant,
                             with_optimum=self.optimum,
                             progress=rounds_progress(progress, PRESET_ROUNDS.get(self.preset, 1)))

@@ -24,12 +24,22 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
+from fedplan.planner import validate_xu_li
+from fedplan.planner.simulate import adp2sgd, mapa
 from fedplan.planner.simulate.adp2sgd import PRESETS as ADP2SGD_PRESETS
-from fedplan.planner.simulate.adp2sgd import STALENESS
+from fedplan.planner.simulate.adp2sgd import STALENESS, unit_norm_problem
 from fedplan.planner.simulate.aggregators import RULES
-from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS
-from fedplan.planner.simulate.dpscd import DPSCD_PRESETS
-from fedplan.planner.simulate.graphs import TOPOLOGIES
+from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS, run_byzantine_sync, run_kardam
+from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.dpscd import (
+    DPSCD_PRESETS,
+    calibrate_pair,
+    make_dual_problem,
+    preset_problem,
+    run_dpscd,
+    run_dpsgd,
+)
+from fedplan.planner.simulate.graphs import TOPOLOGIES, make_graph
 from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES
 from fedplan.planner.simulate.mapa import PRESETS as MAPA_PRESETS
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
@@ -50,6 +60,8 @@ from fedplan.planner.tasks.simulate import (
     validate_field,
     validate_seeds_field,
 )
+from fedplan.planner.validate_damaskinos import validate_dpscd, validate_kardam
+from fedplan.planner.validate_xu_li import validate_adp2sgd
 
 #: ``simulate adp2sgd`` step on the mean gradient when learning_rate is not given (outside validate).
 DEFAULT_LEARNING_RATE = 0.5
@@ -126,16 +138,12 @@ class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
                 "max_staleness": self.max_staleness, "compute": self.compute(), "delta": self.delta}
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate import adp2sgd
-        from fedplan.planner.simulate.graphs import make_graph
-
         if self.preset:
             steps = ADP2SGD_PRESETS[self.preset]["steps"]
             result = adp2sgd.run_preset(self.preset, seed=self.seed, delta=self.delta,
                                         progress=rounds_progress(progress, steps))
             return _iterations_report(result)
         if self.validate:
-            from fedplan.planner.validate_xu_li import validate_adp2sgd
 
             seeds = self.validation_seeds()
             report = validate_adp2sgd(dataset=self.data(seeds[0]), workers=self.workers, topology=self.topology,
@@ -192,15 +200,12 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
         return self.upload_epsilon[0] if len(self.upload_epsilon) == 1 else list(self.upload_epsilon)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate import mapa
-
         if self.preset:
             steps = MAPA_PRESETS[self.preset]["iterations"]
             result = mapa.run_preset(self.preset, seed=self.seed, progress=rounds_progress(progress, steps))
             return _iterations_report(result)
         tick = rounds_progress(progress, self.iterations)
         if self.validate:
-            from fedplan.planner import validate_xu_li
 
             seeds = self.validation_seeds()
             common = {"edges": self.edges, "iterations": self.iterations, "batch_size": self.batch_size,
@@ -217,9 +222,6 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
         return _iterations_report(result)
 
     def _run(self, progress):
-        from fedplan.planner.simulate import mapa
-        from fedplan.planner.simulate.adp2sgd import unit_norm_problem
-
         problem = unit_norm_problem(dataset=self.data(self.seed), clients=self.edges, seed=self.seed)
         common = {"epsilon": self._epsilon(), "tau_policy": self.staleness_policy, "compute": self.compute(),
                   "seed": self.seed, "eval_every": evaluations_every(self.iterations), "progress": progress}
@@ -281,9 +283,6 @@ class SimulateDpscd(Validating, Request):
 
     def settings(self) -> tuple:
         """The dual problem and the preset's settings with the given options replacing them."""
-        from fedplan.planner.simulate.data import load_dataset
-        from fedplan.planner.simulate.dpscd import make_dual_problem, preset_problem
-
         seed = self.validation_seeds()[0] if self.validate else self.seed
         problem, settings = preset_problem(self.preset, seed=seed)
         overrides = {name: getattr(self, name) for name in (
@@ -297,9 +296,6 @@ class SimulateDpscd(Validating, Request):
         return problem, settings
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.dpscd import calibrate_pair, run_dpscd, run_dpsgd
-        from fedplan.planner.validate_damaskinos import validate_dpscd
-
         problem, s = self.settings()
         sampling = DPSCD_SAMPLINGS[self.sampling]
         keys = ("batch_size", "epochs", "clipping_norm", "dpsgd_batch_size", "dpsgd_epochs", "dpsgd_clipping_norm",
@@ -386,9 +382,6 @@ class SimulateKardam(Validating, Attack, ClientData, Request):
                            choices=ARRIVALS)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.byzantine import run_kardam
-        from fedplan.planner.validate_damaskinos import validate_kardam
-
         seeds = self.validation_seeds()
         problem = self.problem(seeds[0] if self.validate else self.seed, with_optimum=True)
         options = {"batch_size": self.batch_size, "gradients_per_step": self.gradients_per_step,
@@ -433,8 +426,6 @@ class SimulateByzantine(Attack, ClientData, Request):
     learning_rate: float = learning_rate_field(0.5, help="learning rate η")
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.simulate.byzantine import run_byzantine_sync
-
         problem = self.problem(self.seed, with_optimum=True)
         result = run_byzantine_sync(problem=problem, rule=self.rule, rounds=self.rounds,
                                     learning_rate=self.learning_rate, faults=self.faults,

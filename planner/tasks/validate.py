@@ -26,6 +26,7 @@ from fedplan.planner.tasks.simulate import (
     seeds_field,
 )
 from fedplan.planner.tasks.vandijk import VandijkPlanInputs
+from fedplan.planner.validate import validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
 from fedplan.planner.vandijk import STEP_RULES
 
 
@@ -56,8 +57,6 @@ class ValidateVandijk(_Validation, VandijkPlanInputs):
     clients: int = clients_field(5)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.validate import validate_vandijk_plan
-
         plan = self.plan(learning_rate=self.learning_rate, decay=self.decay, step_rule=self.step_rule)
         return claims_report(validate_vandijk_plan(plan=plan, dataset=self.data(self.seeds[0]), clients=self.clients,
                                                    clipping_norm=self.clipping_norm, seeds=self.seeds,
@@ -76,8 +75,6 @@ class ValidateTheorem5(_Validation):
                                  deprecated=("--d",))
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.validate import validate_theorem5
-
         return claims_report(validate_theorem5(dataset=self.data(self.seeds[0]), clients=self.clients,
                                                rounds=self.rounds, d=self.round_threshold, seeds=self.seeds))
 
@@ -98,8 +95,6 @@ class ValidateFedsgdDpc(_Validation):
     max_rounds: int = count(200, help="cap on T of the planner's search", low=1)
 
     def run(self, *, progress=None) -> Report:
-        from fedplan.planner.validate import validate_fedsgd_dpc
-
         return claims_report(validate_fedsgd_dpc(
             dataset=self.data(self.seeds[0]), clients=self.clients, mechanism=self.mechanism,
             epsilon=self.target_epsilon, delta=self.target_delta, sample_rate=self.sample_rate, rounds=self.rounds,
