@@ -2,9 +2,9 @@
 
     fedplan simulate fedbuff --dataset synthetic --clients 100 --rounds 500 --sample-rate 0.01 \\
         --clipping-norm 1 --noise-multiplier 1 --json
-    fedplan simulate vandijk --dataset ../shared/data/phishing.libsvm --clients 5 --rounds 40 --initial-size 16 \\
+    fedplan simulate vandijk --dataset phishing.libsvm --clients 5 --rounds 40 --initial-size 16 \\
         --growth 1.3216 --learning-rate 0.15 --decay 0.001 --clipping-norm 0.1 --noise-multiplier 8
-    fedplan simulate vandijk --dataset ../shared/data/w8a.libsvm --clients 5 --schedule plan.json --clipping-norm 0.1
+    fedplan simulate vandijk --dataset w8a.libsvm --clients 5 --schedule plan.json --clipping-norm 0.1
     fedplan simulate fedsgd-dpc --dataset breast_cancer --clients 10 --rounds 50 --clients-per-round 5 \\
         --mechanism gaussian --target-epsilon 2 --clipping-norm 1 --sample-rate 0.2 --learning-rate 0.5
     fedplan simulate preset vandijk-dp            # van Dijk et al.'s DP experiment on w8a (and vandijk-dp-constant)
@@ -387,7 +387,8 @@ class SimulatePreset(Request):
 
     preset: str = choice(..., help="vandijk-dp (increasing sizes) or vandijk-dp-constant", choices=VANDIJK_PRESETS,
                          positional=True)
-    dataset: str | None = text(None, help="path of w8a.libsvm (default ../shared/data/w8a.libsvm)", metavar="FILE")
+    dataset: str | None = text(None, help="path of LIBSVM's w8a.libsvm (default: in $FEDPLAN_DATA_DIR, or the "
+                               "shared/data folder beside a checkout)", metavar="FILE")
     seed: int = seed_field()
     optimum: bool = optimum_field(help="compute w* too (~5 s more) to report ||w - w*||^2")
     accountant: str = ledger_accountant_field()
