@@ -5,7 +5,7 @@ keyword-only arguments named as on the command line (``fedplan <command> --help`
 :class:`~fedplan.planner.tasks.base.Report` (``report["epsilon"]``, ``report.statement``, ``report.result``)::
 
     import fedplan
-    fedplan.plan(target_epsilon=1, target_delta=1e-6, dataset="breast_cancer", clients=5, epochs=2.5)
+    fedplan.plan(target_epsilon=1, target_delta=1e-6, dataset="synthetic", clients=5, epochs=2.5)
     fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
     fedplan.calibrate("noise_multiplier", target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000)
     fedplan.run("vandijk select", initial_size=16, client_size=10_000, grad_computations=25_000, ...)
@@ -16,6 +16,8 @@ Importing ``fedplan`` loads nothing heavy; each call imports what it needs.
 
 from __future__ import annotations
 
+import difflib as _difflib
+import inspect as _inspect
 from importlib import metadata as _metadata
 
 try:
@@ -25,9 +27,9 @@ except _metadata.PackageNotFoundError:  # a checkout that was never installed
 
 __all__ = ["calibrate", "delta", "epsilon", "export", "plan", "request", "run", "simulate", "tasks"]
 
-#: ``calibrate(parameter, …)``: the calibrated parameter -> its command.
+#: ``calibrate(parameter, …)``: the calibrated parameter (or its command's word) -> its command.
 CALIBRATIONS = {"noise_multiplier": "calibrate noise", "steps": "calibrate steps",
-                "sample_rate": "calibrate sample-rate"}
+                "sample_rate": "calibrate sample-rate", "noise": "calibrate noise", "sample-rate": "calibrate sample-rate"}
 
 
 def tasks() -> dict:
@@ -42,6 +44,12 @@ def request(command: str, /, **fields):
     known = tasks()
     if command not in known:
         raise ValueError(f"command must be one of {', '.join(sorted(known))}; got {command!r}")
+    accepted = set(_inspect.signature(known[command]).parameters)
+    for name in fields:
+        if name not in accepted:
+            close = _difflib.get_close_matches(name, accepted, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f" (options: {', '.join(sorted(accepted))})"
+            raise ValueError(f"{name} is not an option of {command}{hint}")
     return known[command](**fields)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -36,6 +37,14 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def version() -> str:
+    """The installed fedplan's version (``unknown`` in a checkout that was never installed)."""
+    try:
+        return importlib.metadata.version("fedplan")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def count_argument(text: str) -> int | float:
     """:func:`~fedplan.planner.tasks.base.parse_count` for argparse (its message becomes argparse's)."""
     try:
@@ -44,7 +53,15 @@ def count_argument(text: str) -> int | float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-PARSERS = {"count": count_argument, "real": float, "choice": str, "text": str}
+def real_argument(text: str) -> float:
+    """A real number as users type it (``0.5``, ``1e-5``); other text gets a message that says what is expected."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number such as 0.5 or 1e-5; got {text!r}") from None
+
+
+PARSERS = {"count": count_argument, "real": real_argument, "choice": str, "text": str}
 
 
 def _help(option: Option, default) -> str:
@@ -87,6 +104,7 @@ def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) ->
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="fedplan", description="Plan differentially private federated training.")
+    parser.add_argument("--version", action="version", version=f"fedplan {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     groups: dict[tuple[str, ...], argparse._SubParsersAction] = {(): commands}
     for request_type in TASKS:
@@ -105,8 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def request_arguments(args: argparse.Namespace) -> dict:
-    """The given options as request fields; a deprecated spelling is moved to its field with a note on stderr."""
+def request_arguments(args: argparse.Namespace, notes: list[str]) -> dict:
+    """The given options as request fields; a deprecated spelling is moved to its field and a note about it is
+    appended to ``notes`` (printed once the command has succeeded, so that an error stays one line)."""
     given = {name: value for name, value in vars(args).items()
              if name not in ("command", "request_type", "command_parser", "json") and not name.endswith("_command")}
     for dest in [name for name in given if name.startswith(DEPRECATED_DEST)]:
@@ -114,8 +133,8 @@ def request_arguments(args: argparse.Namespace) -> dict:
         if name in given:
             raise ValueError(f"give {flag_name(name)} once ({old} is its deprecated spelling)")
         given[name] = given.pop(dest)
-        print(f"fedplan: note: {old} is deprecated here, use {flag_name(name)} (the old spelling goes in fedplan "
-              f"{DEPRECATED_UNTIL})", file=sys.stderr)
+        notes.append(f"fedplan: note: {old} is deprecated here, use {flag_name(name)} (the old spelling goes in "
+                     f"fedplan {DEPRECATED_UNTIL})")
     missing = [flag_name(item.name) for item in dataclasses.fields(args.request_type)
                if item.default is dataclasses.MISSING and item.name not in given]
     if missing:  # argparse's own words, from the command's parser (exit 2)
@@ -143,7 +162,8 @@ class ProgressBar:
             return
         self.last = now
         elapsed = now - self.start
-        left = f", ~{elapsed * (total - done) / done:.1f} s left" if 0 < done < total else ""
+        # the pace of the first second includes start-up: no estimate before it
+        left = f", ~{elapsed * (total - done) / done:.1f} s left" if 0 < done < total and elapsed >= 1 else ""
         filled = 30 * min(done, total) // total
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {self.unit}, "
                           f"{elapsed:.1f} s{left}   ")
@@ -162,10 +182,10 @@ def start_app(arguments: Sequence[str]) -> int:
     return 0  # pragma: no cover - execv does not return
 
 
-def _run(args: argparse.Namespace, bar: ProgressBar | None):
+def _run(args: argparse.Namespace, bar: ProgressBar | None, notes: list[str]):
     if args.command == "app":
         return start_app(args.streamlit_arguments)
-    request = args.request_type(**request_arguments(args))
+    request = args.request_type(**request_arguments(args, notes))
     if bar is not None:
         bar.label, bar.unit = " ".join(request.command[1:] or request.command), request.progress_unit
     return request.run(progress=bar)
@@ -179,17 +199,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = argparse.Namespace(command="app", streamlit_arguments=argv[1:], json=False)
     else:
         args = parser.parse_args(argv)
-    bar = None if args.json else ProgressBar(" ".join(argv[:1]))
+    bar, notes = (None if args.json else ProgressBar(" ".join(argv[:1]))), []
     try:
-        report = _run(args, bar)
-    except (ValueError, ModuleNotFoundError, ArithmeticError) as error:
+        report = _run(args, bar, notes)
+    except (ValueError, ModuleNotFoundError, ArithmeticError, OSError) as error:
         if bar is not None:
             bar.close()
         if isinstance(error, ArithmeticError):  # an overflow no validation foresaw: still one line, no traceback
             error = f"an input is outside the range the formulas can evaluate ({error})"
+        elif isinstance(error, OSError):
+            # a file that vanished or could not be written during the run (requests check paths up front)
+            error = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
         # ModuleNotFoundError: an optional dependency (planner/extras.py names the extra to install)
         print(f"fedplan: error: {error}", file=sys.stderr)
         return 2
+    for note in notes:
+        print(note, file=sys.stderr)
     try:
         print(report.to_json() if args.json else report.to_table())
         sys.stdout.flush()

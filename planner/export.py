@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -115,6 +116,27 @@ def format_for_path(path: str | Path) -> str:
     return fmt
 
 
+def check_output_file(path: str | Path, *, name: str = "out") -> Path:
+    """``path`` as a file this process can write, or a ``ValueError`` naming ``name`` (checked before any work:
+    a folder, a missing folder or a folder without write access would otherwise fail after it)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{name} must name a file; {str(path)!r} is a folder")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ValueError(f"{name}: the folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{name}: {str(path)!r} cannot be written (no permission)")
+    return path
+
+
+def check_schedule_file(path: str | Path, *, name: str = "out") -> str:
+    """The export format of ``path`` (from its extension), after :func:`check_output_file`."""
+    fmt = format_for_path(path)
+    check_output_file(path, name=name)
+    return fmt
+
+
 def write_schedule(schedule: Schedule, path: str | Path, *, cumulative_epsilon=None) -> Path:
     """Write ``schedule`` in the format named by the file's extension."""
     path = Path(path)
@@ -127,7 +149,7 @@ def load_schedule_file(path: str | Path) -> Schedule:
     """Read a JSON or YAML export back into a :class:`Schedule`."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"schedule file {str(path)!r} does not exist")
+        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
     fmt = format_for_path(path)
     text = path.read_text(encoding="utf-8")
     if fmt == "csv":

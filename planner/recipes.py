@@ -106,11 +106,13 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
     """Zhou et al.: T* and b* for per-client Laplace ε, constants estimated from the data (logistic model)."""
     constants = estimate_constants(X=request.X, y=request.y, model="logistic", regularization=regularization,
                                    clients=request.clients)
-    problem_kwargs = constants.fedsgd_problem_kwargs()
-
-    plan = plan_fedsgd_dpc(problem=Problem(**problem_kwargs), mechanism="laplace", epsilon=request.target_epsilon,
-                           clipping_norm=constants.xi1, constants=constants.to_dict())
+    plan = plan_fedsgd_dpc(problem=Problem(**constants.fedsgd_problem_kwargs()), mechanism="laplace",
+                           epsilon=request.target_epsilon, clipping_norm=constants.xi1, constants=constants.to_dict())
     choice = plan.choice
+    if not choice.rounds:
+        raise ValueError(f"FedSGD-DPC's optimum is T* = 0 rounds at target_epsilon = {request.target_epsilon:g} over "
+                         f"{request.clients} clients: the Laplace noise outweighs what any round gains (zhou Solution "
+                         "3, L365); raise target_epsilon or use more clients")
     headline = {
         "rounds": choice.rounds, "clients_per_round": choice.clients_per_round,
         "laplace_scale": plan.noise.get("scale"), "replies_per_client": choice.replies,

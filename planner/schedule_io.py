@@ -25,7 +25,7 @@ def load_schedule(path: str | Path) -> tuple[Segment, ...]:
     """Validated segments from a ``.csv`` or ``.json`` file."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"schedule file {str(path)!r} does not exist")
+        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
     suffix = path.suffix.lower()
     if suffix == ".csv":
         rows = _read_csv(path)

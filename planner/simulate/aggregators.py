@@ -25,7 +25,9 @@ from fedplan.bounds.validation import check_choice, check_int
 
 __all__ = ["RULES", "aggregate", "average", "bulyan", "krum", "krum_scores", "multi_krum", "pairwise_sq_distances"]
 
-RULES = ("average", "krum", "multi-krum", "bulyan")
+#: The rules by the names of :mod:`fedplan.bounds.byzantine` (``average`` is the old name of ``averaging``).
+RULES = ("averaging", "krum", "multi-krum", "bulyan")
+OLD_RULE_NAMES = {"average": "averaging"}
 
 
 def _checked(gradients, faults: int, rule: str) -> tuple[np.ndarray, int]:
@@ -105,6 +107,6 @@ def average(gradients, *, faults: int = 0) -> np.ndarray:
 
 def aggregate(rule: str, gradients, *, faults: int) -> np.ndarray:
     """Dispatch to one of :data:`RULES`."""
-    rule = check_choice("rule", rule, RULES)
-    function = {"average": average, "krum": krum, "multi-krum": multi_krum, "bulyan": bulyan}[rule]
+    rule = check_choice("rule", OLD_RULE_NAMES.get(rule, rule), RULES)
+    function = {"averaging": average, "krum": krum, "multi-krum": multi_krum, "bulyan": bulyan}[rule]
     return function(gradients, faults=faults)

@@ -317,7 +317,7 @@ def run_byzantine_sync(*, problem: Problem, rule: str, rounds: int, learning_rat
     start = wallclock.perf_counter()
     rounds = check_int("rounds", rounds, low=1)
     eta = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
-    rule = check_choice("rule", rule, aggregators.RULES)
+    rule = check_choice("rule", aggregators.OLD_RULE_NAMES.get(rule, rule), aggregators.RULES)
     f = check_int("faults", faults, low=0)
     n = problem.n_clients
     aggregators.aggregate(rule, np.zeros((n, 1)), faults=f)  # rejects f beyond the rule's tolerance up front

@@ -57,6 +57,9 @@ def run_preset(name: str, *, dataset: str | None = None, seed: int = 0, accounta
     from fedplan.planner.vandijk import round_step_sizes
 
     name = check_choice("preset", name, PRESETS)
+    if dataset is None and not data_file("w8a.libsvm").is_file():
+        raise ValueError(f"preset {name} runs on LIBSVM's w8a.libsvm, which is not at {data_file('w8a.libsvm')}: "
+                         "give dataset (--dataset FILE) or set FEDPLAN_DATA_DIR to its folder")
     data = load_dataset(dataset or str(data_file("w8a.libsvm")), seed=seed,
                         test_fraction=VANDIJK_DP["test_fraction"], n_features_file=300)
     problem = make_problem(dataset=data, clients=VANDIJK_DP["clients"], seed=seed, with_optimum=with_optimum)

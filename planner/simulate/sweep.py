@@ -659,17 +659,20 @@ class CsvStream:
     """Rows written to a CSV file one at a time and flushed, so an interrupted sweep keeps its finished runs."""
 
     def __init__(self, *, path: str | os.PathLike, columns):
-        self.columns = tuple(columns)
-        self.handle = Path(path).open("w", newline="")
+        self.path, self.columns, self.rows = Path(path), tuple(columns), 0
+        self.handle = self.path.open("w", newline="")
         self.writer = csv.DictWriter(self.handle, fieldnames=self.columns)
         self.writer.writeheader()
 
     def __call__(self, row: Mapping) -> None:
         self.writer.writerow({name: _csv_value(row.get(name)) for name in self.columns})
         self.handle.flush()
+        self.rows += 1
 
     def __enter__(self) -> CsvStream:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, failed, *exc) -> None:
         self.handle.close()
+        if failed is not None and not self.rows:  # a sweep refused before its first run leaves no file behind
+            self.path.unlink()

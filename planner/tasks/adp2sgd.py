@@ -20,7 +20,7 @@ from typing import ClassVar
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import rdp
 from fedplan.planner.adp2sgd import plan_adp2sgd
-from fedplan.planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, real, text
 
@@ -184,7 +184,7 @@ class Schedule(_Adp2sgdRequest):
         return self.target_delta
 
     def check(self) -> None:
-        format_for_path(self.out)  # a bad extension is refused before the accounting
+        check_schedule_file(self.out)  # a bad file name or folder is refused before the accounting
         super().check()
 
     def run(self, *, progress=None) -> Report:

@@ -18,7 +18,7 @@ from typing import ClassVar
 from fedplan.bounds import byzantine
 from fedplan.planner import damaskinos
 from fedplan.planner.dpscd import plan_dpscd
-from fedplan.planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, choice, count, flag, real, text
 
@@ -49,7 +49,7 @@ class DpscdCalibrate(Request):
             raise ValueError(f"batch_size must be an integer in [1, {self.examples}] (at most examples); got "
                              f"{self.batch_size}")
         if self.out is not None:
-            format_for_path(self.out)  # a bad extension is refused before calibrating
+            check_schedule_file(self.out)  # a bad file name or folder is refused before calibrating
 
     def run(self, *, progress=None) -> Report:
         plan = plan_dpscd(target_epsilon=self.target_epsilon, target_delta=self.target_delta, examples=self.examples,

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from fedplan.bounds import mapa
 from fedplan.planner import mapa as recipe
-from fedplan.planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, real, text
 
 #: The paper's experimental settings (li L415, L437-447, L494), the defaults of every MAPA request.
@@ -161,7 +161,7 @@ class Schedule(_MapaRequest):
             raise ValueError("gradient_std must be > 0 for Theorem 3's initial sensitivity; got 0 (or give "
                              "initial_sensitivity or initial_clipping_norm)")
         if self.out is not None:
-            format_for_path(self.out)
+            check_schedule_file(self.out)
 
     def answer(self) -> Report:
         initial = self.initial_sensitivity

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from fedplan.planner.datasets import synthetic_logistic
-from fedplan.planner.export import format_for_path, write_schedule
+from fedplan.planner.export import check_schedule_file, write_schedule
 from fedplan.planner.recipes import RECIPES, RecipeInputs, RecipeResult
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
@@ -62,7 +62,7 @@ class Plan(Request):
             raise ValueError(f"features must be 2-d with one label per row; got features {self.features.shape} and "
                              f"labels {self.labels.shape}")
         if self.out is not None:
-            format_for_path(self.out)
+            check_schedule_file(self.out)
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         """The features and labels the recipe plans on."""

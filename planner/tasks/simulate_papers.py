@@ -28,7 +28,7 @@ from fedplan.planner import validate_xu_li
 from fedplan.planner.simulate import adp2sgd, mapa
 from fedplan.planner.simulate.adp2sgd import PRESETS as ADP2SGD_PRESETS
 from fedplan.planner.simulate.adp2sgd import STALENESS, unit_norm_problem
-from fedplan.planner.simulate.aggregators import RULES
+from fedplan.planner.simulate.aggregators import OLD_RULE_NAMES, RULES
 from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS, run_byzantine_sync, run_kardam
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import (
@@ -421,7 +421,8 @@ class SimulateByzantine(Attack, ClientData, Request):
     summary: ClassVar = "synchronous SGD with Krum / Multi-Krum / Bulyan / averaging"
 
     seed: int = seed_field()
-    rule: str = choice("multi-krum", help="the server's aggregation rule (GAR)", choices=RULES)
+    rule: str = choice("multi-krum", help="the server's aggregation rule (GAR); average is the old name of averaging",
+                       choices=(*RULES, *OLD_RULE_NAMES))
     rounds: int = count(100, help="rounds", low=1)
     learning_rate: float = learning_rate_field(0.5, help="learning rate η")
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from fedplan.planner.export import check_output_file
+from fedplan.planner.extras import optional_import
 from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, table_format, write_table
 from fedplan.planner.tasks.base import Report, Request, count, text
 
@@ -42,7 +44,9 @@ class RunSweep(Request):
                                   "count; 1 runs in this process)", low=1, deprecated=("--workers",))
 
     def check(self) -> None:
-        table_format(self.path())
+        if table_format(self.path()) == "parquet":  # before any run, not after the last
+            optional_import("pyarrow", purpose="a Parquet table")
+        check_output_file(self.path())
         if self.processes is not None and self.scheduler not in (None, "local"):
             raise ValueError("processes is for local runs (or scheduler local); a running Dask cluster has its own "
                              "workers")

@@ -20,7 +20,7 @@ from typing import ClassVar
 from fedplan.bounds import rdp
 from fedplan.bounds.theorem import VARIANTS
 from fedplan.bounds.validation import check_real
-from fedplan.planner.export import FORMATS, format_for_path, write_schedule
+from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.accounting import noise_multiplier_field, target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, flag, real, text
 from fedplan.planner.vandijk import STEP_RULES, VanDijkPlan, parse_r0, plan_vandijk
@@ -174,7 +174,7 @@ class VandijkSchedule(VandijkPlanInputs):
                             choices=STEP_RULES)
 
     def check(self) -> None:
-        format_for_path(self.out)  # a bad extension is refused before the (slow) accounting
+        check_schedule_file(self.out)  # a bad file name or folder is refused before the (slow) accounting
         super().check()
         if self.learning_rate is None and (self.decay != 0 or self.step_rule != "inverse"):
             raise ValueError("decay and step_rule shape the learning rate: give learning_rate too")

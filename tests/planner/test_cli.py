@@ -74,7 +74,7 @@ def test_schedule_files(capsys, tmp_path):
 @pytest.mark.parametrize("argv, fragment", [
     (["epsilon", "--sample-rate", "1.5", "--noise-multiplier", "1", "--steps", "10", "--delta", "1e-5"],
      "sample_rate must be a real number in (0, 1]; got 1.5"),
-    (["epsilon", "--sample-rate", "abc"], "invalid float value: 'abc'"),
+    (["epsilon", "--sample-rate", "abc"], "argument --sample-rate/-q: must be a number such as 0.5 or 1e-5; got 'abc'"),
     (["epsilon", "--sample-rate", "0.1", "--delta", "1e-5"], "missing noise_multiplier, steps"),
     (["epsilon", "--schedule", "missing.csv", "--delta", "1e-5"], "does not exist"),
     (["epsilon", "--schedule", "x.csv", "--steps", "3", "--delta", "1e-5"], "cannot be combined with steps"),
@@ -128,3 +128,30 @@ def test_an_unforeseen_overflow_is_one_line_and_exit_2(monkeypatch, capsys):
                      "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "outside the range the formulas can evaluate" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["mapa", "schedule", "--iterations", "25000", "--initial-gap", "100"],
+    ["plan", "--recipe", "dpscd", "--dataset", "breast_cancer"],
+    ["vandijk", "schedule", "--initial-size", "16", "--client-size", "10000", "--epochs", "2.5",
+     "--noise-multiplier", "8", "--target-epsilon", "1", "--r0", "1/e"],
+    ["dpscd", "calibrate", "--target-epsilon", "1", "--target-delta", "1e-3", "--batch-size", "100",
+     "--examples", "10000", "--epochs", "1"],
+])
+def test_an_output_file_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_path, argv):
+    for out, message in ((tmp_path / "missing" / "x.csv", f"out: the folder '{tmp_path / 'missing'}' does not exist"),
+                         (tmp_path, "output file must end in")):
+        assert cli.main([*argv, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and "Traceback" not in err
+    (tmp_path / "folder.csv").mkdir()
+    assert cli.main([*argv, "--out", str(tmp_path / "folder.csv")]) == 2
+    assert f"out must name a file; '{tmp_path / 'folder.csv'}' is a folder" in capsys.readouterr().err
+
+
+def test_version_and_an_old_spelling_with_an_error_stay_one_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("fedplan ")
+    assert cli.main(["epsilon", "--sigma", "1.1", "-q", "2", "--steps", "10", "--delta", "1e-5"]) == 2
+    assert capsys.readouterr().err == "fedplan: error: sample_rate must be a real number in (0, 1]; got 2\n"

@@ -74,7 +74,7 @@ def test_bulyan_matches_the_spec_pseudocode(n, f):
 def test_identical_gradients_are_returned_by_every_rule():
     G = np.tile(np.array([1.0, -2.0, 3.0]), (11, 1))
     for rule in gar.RULES:
-        assert np.allclose(gar.aggregate(rule, G, faults=0 if rule == "average" else 2), G[0])
+        assert np.allclose(gar.aggregate(rule, G, faults=0 if rule == "averaging" else 2), G[0])
 
 
 @settings(max_examples=30, deadline=None)
@@ -89,7 +89,8 @@ def test_rules_do_not_depend_on_the_order_of_the_workers(seed):
 
 @pytest.mark.parametrize("rule, n, f, text", [("bulyan", 10, 2, "n >= 4f + 3: at most f = 1"),
                                              ("multi-krum", 10, 4, "n >= 2f + 3: at most f = 3"),
-                                             ("average", 5, 1, "at most f = 0")])
+                                             ("averaging", 5, 1, "at most f = 0"),
+                                             ("average", 5, 1, "at most f = 0")])  # its old name
 def test_faults_beyond_the_tolerance_are_rejected(rule, n, f, text):
     with pytest.raises(ValueError, match=re.escape(text)):
         gar.aggregate(rule, np.zeros((n, 2)), faults=f)

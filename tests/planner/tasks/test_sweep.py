@@ -111,3 +111,10 @@ def test_the_api_reports_progress_in_runs_and_the_rows(config, tmp_path):
         progress=lambda done, total: seen.append((done, total)))
     assert seen[0] == (0, 12) and seen[-1] == (12, 12) and len(report.result.rows) == 12
     assert report["out"] == str(tmp_path / "t.csv") and RunSweep.progress_unit == "runs"
+
+
+def test_a_sweep_refused_before_its_first_run_leaves_no_file(capsys, config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "sweep", str(config), "--scheduler", "nope://x:1")
+    assert code == 2 and "cannot reach the Dask scheduler 'nope://x:1'" in err
+    assert list(tmp_path.glob("*.csv")) == []
