@@ -29,7 +29,8 @@ __all__ = ["calibrate", "delta", "epsilon", "export", "plan", "request", "run", 
 
 #: ``calibrate(parameter, …)``: the calibrated parameter (or its command's word) -> its command.
 CALIBRATIONS = {"noise_multiplier": "calibrate noise", "steps": "calibrate steps",
-                "sample_rate": "calibrate sample-rate", "noise": "calibrate noise", "sample-rate": "calibrate sample-rate"}
+                "sample_rate": "calibrate sample-rate", "noise": "calibrate noise",
+                "sample-rate": "calibrate sample-rate"}
 
 
 def tasks() -> dict:

@@ -38,7 +38,8 @@ def test_run_reaches_every_command_and_names_a_bad_one():
     with pytest.raises(ValueError, match="parameter must be one of noise_multiplier, steps, sample_rate, noise, "
                                          "sample-rate; got 'q'"):
         fedplan.calibrate("q")
-    with pytest.raises(ValueError, match=r"noise_multipler is not an option of epsilon \(did you mean noise_multiplier\?\)"):
+    with pytest.raises(ValueError, match=r"noise_multipler is not an option of epsilon "
+                                         r"\(did you mean noise_multiplier\?\)"):
         fedplan.epsilon(sample_rate=0.01, noise_multipler=1.1, steps=10, delta=1e-5)
     assert fedplan.calibrate("noise", target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=1000,
                              accountant="rdp")["parameter"] == "noise_multiplier"

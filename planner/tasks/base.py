@@ -13,6 +13,7 @@ requests from widgets, and a sweep cell is ``dataclasses.replace(request, **poin
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import math
@@ -160,7 +161,7 @@ def flag_name(name: str) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Request:
+class Request(abc.ABC):
     """One user action: declared fields, validated once at construction, and :meth:`run`.
 
     Subclasses set ``command`` (the words of its ``fedplan`` command, e.g. ``("calibrate", "noise")``),
@@ -194,11 +195,12 @@ class Request:
         value = getattr(self, name)
         return value is not None and value is not False
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 - an optional hook: most requests need no relation checked
         """Relations between fields (one field's range is checked by its declaration); raise ``ValueError``."""
 
+    @abc.abstractmethod
     def run(self, *, progress: Progress | None = None) -> Report:
-        raise NotImplementedError
+        """Do the work and answer; a long request calls ``progress(done, total)`` as it goes."""
 
     def inputs(self) -> dict:
         """The request's fields as plain values (for reports, exports and sweep rows)."""

@@ -15,6 +15,7 @@ private mechanism).
 
 from __future__ import annotations
 
+import abc
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -97,8 +98,9 @@ class _MapaRequest(Request):
 
     upload_epsilon: tuple[float, ...] = upload_epsilon_field()
 
+    @abc.abstractmethod
     def answer(self) -> Report:
-        raise NotImplementedError
+        """The request's report (:meth:`run` turns an error of :mod:`bounds.mapa` into one naming its fields)."""
 
     def run(self, *, progress=None) -> Report:
         """:meth:`answer`, with an error of :mod:`bounds.mapa` (e.g. an overflow) naming this request's fields."""

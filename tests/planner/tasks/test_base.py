@@ -25,6 +25,9 @@ class Toy(Request):
     epochs: float | None = real(None, help="epochs", low=0.0, low_open=True)
     mode: str = choice("a", help="mode", choices=("a", "b"))
 
+    def run(self, *, progress=None) -> Report:
+        return Report(values={"rounds": self.rounds, "statement": "a toy"})
+
 
 def test_counts_accept_integral_floats_and_refuse_fractions_by_name():
     assert Toy(rounds=1e1).rounds == 10 and isinstance(Toy(rounds=1e1).rounds, int)

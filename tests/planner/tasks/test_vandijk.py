@@ -6,7 +6,7 @@ import math
 import pytest
 
 from fedplan.planner import cli
-from fedplan.planner.tasks.vandijk import VandijkPlanInputs, VandijkR0, VandijkSchedule, VandijkSelect
+from fedplan.planner.tasks.vandijk import VandijkR0, VandijkSchedule, VandijkSelect
 from fedplan.planner.vandijk import VanDijkPlan, parse_r0
 
 PLAN = ["--initial-size", "16", "--client-size", "10000", "--grad-computations", "25000", "--noise-multiplier", "8",
@@ -68,7 +68,7 @@ def test_the_smallest_noise_multiplier_of_a_range_meets_the_target_delta(capsys)
                            "--target-delta", "1e-10", *PLAN[8:], "--no-pld", "--json")
     data = json.loads(out)
     assert code == 0 and 4 < data["sigma"] < 20 and data["delta"] <= 1e-10
-    inputs = VandijkPlanInputs(**{**EXAMPLE3, "noise_multiplier": None}, noise_multiplier_range=[4, 20],
+    inputs = VandijkSelect(**{**EXAMPLE3, "noise_multiplier": None}, noise_multiplier_range=[4, 20],
                                target_delta=1e-10, no_pld=True)
     assert inputs.noise_multiplier_range == (4.0, 20.0) and inputs.plan().selection.sigma == data["sigma"]
 
@@ -137,13 +137,13 @@ def test_the_api_and_the_cli_give_the_same_message(capsys):
 
 
 def test_plan_inputs_are_reusable_and_give_exactly_one_k_and_one_noise():
-    inputs = VandijkPlanInputs(**EXAMPLE3, variant="paper", no_pld=True)
+    inputs = VandijkSelect(**EXAMPLE3, variant="paper", no_pld=True)
     assert inputs.plan().realised_rounds == 183
     with pytest.raises(ValueError, match="give exactly one of grad_computations, epochs; got grad_computations, "
                                          "epochs"):
-        VandijkPlanInputs(**EXAMPLE3, epochs=2.5)
+        VandijkSelect(**EXAMPLE3, epochs=2.5)
     with pytest.raises(ValueError, match="give exactly one of noise_multiplier, noise_multiplier_range; got none"):
-        VandijkPlanInputs(**{**EXAMPLE3, "noise_multiplier": None})
+        VandijkSelect(**{**EXAMPLE3, "noise_multiplier": None})
 
 
 def test_cli_schedule_writes_csv_with_cumulative_epsilon(capsys, tmp_path):
