@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from fedplan.bounds import fedsgd_dpc as zhou
@@ -92,6 +93,8 @@ class FedsgdDpcOptimum(Request):
             given = [name for name in (*raw, "local_gradient_std") if self.given(name)]
             if given:
                 raise ValueError(f"dataset estimates the constants; do not also give {', '.join(given)}")
+            if not Path(self.dataset).is_file():
+                raise ValueError(f"dataset must name an existing LIBSVM file; got {self.dataset!r}")
         else:
             missing = [name for name in (*raw, "clipping_norm") if not self.given(name)]
             if missing:

@@ -108,6 +108,8 @@ def test_cli_from_a_libsvm_file(capsys):
      "give at most one of fixed_clients_per_round, fixed_rounds"),
     (["--mechanism", "laplace", *RAW, "--dataset", "x.libsvm"], "dataset estimates the constants; do not also give "
      "strong_convexity, smoothness"),
+    (["--mechanism", "laplace", "--target-epsilon", "1", "--clients", "10", "--dataset", "x.libsvm"],
+     "dataset must name an existing LIBSVM file; got 'x.libsvm'"),
     (["--mechanism", "laplace", *RAW[:2], "--smoothness", "5", *RAW[4:]],
      "smoothness must be a real number in [10, inf); got 5"),
     (["--mechanism", "laplace", *RAW[:12], "--clients", "1.5", *RAW[14:]],
