@@ -1,12 +1,17 @@
-"""Tight privacy accounting of Poisson-subsampled Gaussian schedules, and calibration.
+"""Tight privacy accounting of subsampled Gaussian schedules, and calibration.
 
-Every number here assumes:
+Every number here names its assumptions:
 
-* **Poisson sampling**: each example (or client) joins a step independently with probability
-  ``sample_rate``;
-* **add/remove-one** neighbouring data sets;
-* the **Gaussian mechanism** with L2 sensitivity 1 after clipping, ``noise_multiplier`` being
+* the **sampling** that runs (:mod:`bounds.sampling`): ``poisson`` (default; each example or client
+  joins a step independently with probability ``sample_rate``), ``fixed_size`` (m = qN without
+  replacement), ``with_replacement`` (s = qN draws; needs ``dataset_size``) or ``shuffle``
+  (balls-in-bins, one batch per epoch);
+* the **neighbouring relation**: ``add_or_remove_one`` (default) or ``replace_one``;
+* the **Gaussian mechanism** on a sum of contributions clipped to norm C, ``noise_multiplier`` being
   the noise standard deviation divided by the clipping norm.
+
+A combination without a sound method is refused with the list of supported ones; nothing falls back
+to another sampling model.
 
 A schedule is a sequence of segments ``(sample_rate, noise_multiplier, steps)`` composed in
 order. Two accountants are offered:
@@ -18,8 +23,10 @@ order. Two accountants are offered:
 * ``"rdp"``: Rényi DP over the dp-accounting/Opacus order grid with the improved conversion
   (:mod:`bounds.rdp`), a looser but very fast bound.
 
-Both are upper bounds on the true ε: neither can report an ε below the mechanism's. Calibration
-returns a value whose ε was computed (not interpolated) and is ≤ the target.
+Both are upper bounds on the true ε: neither can report an ε below the mechanism's. Samplings without
+an RDP bound (``poisson``/``replace_one``, ``with_replacement``) are PLD-only and raise instead of
+falling back; ``shuffle`` is answered by the exact Gaussian profile (accountant ``"exact"``).
+Calibration returns a value whose ε was computed (not interpolated) and is ≤ the target.
 """
 
 from __future__ import annotations
@@ -32,27 +39,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from fedplan.bounds import pld, rdp
+from fedplan.bounds.sampling import Mechanism, mechanism
 from fedplan.bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("pld", "rdp")
-NEIGHBORING_RELATIONS = ("add_or_remove_one",)
-SAMPLING = "poisson"
 #: Seconds a PLD answer may take before we fall back to RDP (the fallback is reported).
 DEFAULT_TIME_BUDGET = 30.0
 MAX_STEPS = 10**9
 NOISE_MULTIPLIER_RANGE = (1e-2, 1e7)
 MIN_SAMPLE_RATE = 1e-12
+#: Largest data set (records or clients) a sampling that needs N accepts.
+MAX_DATASET_SIZE = 10**12
 #: Calibrated continuous values are searched on numbers with this many significant digits, so the
 #: answer is a short number whose ε was computed (not rounded afterwards).
 CALIBRATION_DIGITS = 6
-
-_SOURCES = {
-    "pld": "PLD, pessimistic connect-the-dots (Doroshenko et al. 2022) via dp-accounting, adaptive spacing",
-    "rdp": "RDP of the sampled Gaussian (Mironov, Talwar, Zhang 2019), improved conversion "
-    "(Canonne, Kamath, Steinke 2020, Prop. 12)",
-}
-
 
 def round_up(value: float, significant: int = 6) -> float:
     """``value`` rounded *up* to ``significant`` digits: a printed ε or δ is never below the bound.
@@ -150,7 +151,9 @@ class AccountingResult:
     requested_accountant: str
     segments: tuple[Segment, ...]
     neighboring_relation: str = "add_or_remove_one"
-    sampling: str = SAMPLING
+    sampling: str = "poisson"
+    dataset_size: int | None = None
+    bound: str = "tight"
     pld_spacing: float | None = None
     discretization_error: float | None = None
     rdp_order: float | None = None
@@ -158,16 +161,15 @@ class AccountingResult:
 
     @property
     def source(self) -> str:
-        return _SOURCES[self.accountant]
+        return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
 
     def statement(self) -> str:
         """Plain-English privacy statement naming sampling, neighbouring relation and accountant."""
         steps = sum(segment.steps for segment in self.segments)
         text = (f"The schedule ({len(self.segments)} segment(s), {steps} steps) satisfies "
                 f"({round_up(self.epsilon):.6g}, {round_up(self.delta, 3):.3g})-differential privacy for "
-                "add/remove-one neighbouring "
-                f"data sets, assuming Poisson sampling and Gaussian noise with the stated noise multiplier "
-                f"(noise std / clipping norm). Accountant: {self.source}.")
+                f"{_assumptions(self.sampling, self.neighboring_relation)}, with Gaussian noise of the stated "
+                f"noise multiplier (noise std / clipping norm). Accountant ({self.bound}): {self.source}.")
         if self.fallback_reason:
             text += f" Fallback: {self.fallback_reason}."
         return text
@@ -194,7 +196,9 @@ class CalibrationResult:
     fixed: dict = field(default_factory=dict)
     rdp_value: float | None = None
     neighboring_relation: str = "add_or_remove_one"
-    sampling: str = SAMPLING
+    sampling: str = "poisson"
+    dataset_size: int | None = None
+    bound: str = "tight"
     pld_spacing: float | None = None
     discretization_error: float | None = None
     evaluations: int = 0
@@ -202,13 +206,14 @@ class CalibrationResult:
 
     @property
     def source(self) -> str:
-        return _SOURCES[self.accountant]
+        return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
 
     def statement(self) -> str:
         fixed = ", ".join(f"{name}={value:g}" for name, value in self.fixed.items())
         text = (f"{self.parameter}={self.value:.8g} with {fixed} gives ε={round_up(self.epsilon):.6g} ≤ target "
-                f"{self.target_epsilon:g} at δ={self.target_delta:g}, for add/remove-one neighbouring data sets "
-                f"under Poisson sampling. Accountant: {self.source}.")
+                f"{self.target_epsilon:g} at δ={self.target_delta:g}, for "
+                f"{_assumptions(self.sampling, self.neighboring_relation)}. Accountant ({self.bound}): "
+                f"{self.source}.")
         if self.fallback_reason:
             text += f" Fallback: {self.fallback_reason}."
         return text
@@ -218,6 +223,12 @@ class CalibrationResult:
         data["source"] = self.source
         data["statement"] = self.statement()
         return data
+
+
+def _assumptions(sampling: str, neighboring_relation: str) -> str:
+    relation = "add/remove-one" if neighboring_relation == "add_or_remove_one" else "replace-one"
+    name = "Poisson" if sampling == "poisson" else sampling.replace("_", "-")
+    return f"{relation} neighbouring data sets under {name} sampling"
 
 
 class _Memo:
@@ -252,18 +263,43 @@ def clear_cache() -> None:
     pld._single_step.cache_clear()
 
 
-def _check_common(accountant: str, neighboring_relation: str, time_budget: float | None) -> None:
+@dataclass(frozen=True)
+class _Model:
+    """The run being accounted: its sampling and neighbouring relation, and N where the sampling needs it."""
+
+    mechanism: Mechanism
+    dataset_size: int | None
+
+    @property
+    def fields(self) -> dict:
+        return {"sampling": self.mechanism.sampling, "neighboring_relation": self.mechanism.neighboring_relation,
+                "dataset_size": self.dataset_size, "bound": self.mechanism.bound}
+
+    def check_schedule(self, schedule) -> None:
+        """Every segment's records per step must be whole when N is known (and N is needed)."""
+        for segment in schedule:
+            self.mechanism.sample_size(segment.sample_rate, self.dataset_size)
+
+
+def _check_common(accountant: str, neighboring_relation: str, time_budget: float | None, sampling: str = "poisson",
+                  dataset_size: int | None = None) -> _Model:
     check_choice("accountant", accountant, ACCOUNTANTS)
-    check_choice("neighboring_relation", neighboring_relation, NEIGHBORING_RELATIONS)
+    found = mechanism(sampling, neighboring_relation, accountant)
     if time_budget is not None:
         check_real("time_budget", time_budget, low=0.0, low_open=True)
+    if dataset_size is not None:
+        dataset_size = check_int("dataset_size", dataset_size, low=1, high=MAX_DATASET_SIZE)
+    elif found.sampling == "with_replacement":
+        raise ValueError("with_replacement sampling needs dataset_size (N, the number of records or clients "
+                         "drawn from): a record's multiplicity among s = qN draws is Binomial(s, 1/N)")
+    return _Model(found, dataset_size)
 
 
 def _checked_options(accountant: str, neighboring_relation: str, time_budget: float | None,
-                     relative_tolerance: float) -> dict:
+                     relative_tolerance: float, sampling: str, dataset_size: int | None) -> dict:
     """The accountant options of get_epsilon/get_delta, validated, as keyword arguments of :func:`_account`."""
-    _check_common(accountant, neighboring_relation, time_budget)
-    return {"accountant": accountant, "time_budget": time_budget,
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    return {"accountant": accountant, "time_budget": time_budget, "model": model,
             "relative_tolerance": check_real("relative_tolerance", relative_tolerance, low=1e-6, high=0.1)}
 
 
@@ -284,15 +320,20 @@ class _Query:
     unknown: str  # "epsilon" or "delta"
     given: float
 
-    def rdp_answer(self, segments) -> tuple[float, float]:
+    def rdp_answer(self, model: _Model, segments) -> tuple[float, float]:
         if self.unknown == "epsilon":
-            return rdp.epsilon_for_segments(segments, self.given)
-        return rdp.delta_for_segments(segments, self.given)
+            return model.mechanism.rdp_epsilon(segments, self.given)
+        return model.mechanism.rdp_delta(segments, self.given)
 
-    def pld_answer(self, segments, spacing: float) -> float:
+    def exact_answer(self, model: _Model, segments) -> float:
         if self.unknown == "epsilon":
-            return pld.epsilon_at_spacing(segments, self.given, spacing)
-        return min(pld.delta_at_spacing(segments, self.given, spacing), 1.0)
+            return model.mechanism.exact_epsilon(segments, self.given)
+        return model.mechanism.exact_delta(segments, self.given)
+
+    def pld_answer(self, model: _Model, segments, spacing: float) -> float:
+        if self.unknown == "epsilon":
+            return model.mechanism.pld_epsilon(segments, self.given, spacing, model.dataset_size)
+        return min(model.mechanism.pld_delta(segments, self.given, spacing, model.dataset_size), 1.0)
 
     def allowed_error(self, relative_tolerance: float) -> Callable[[float], float]:
         """ε: a fraction of ε. δ: a fraction of δ, but not below 1e-14 (the scale of PLD tail truncation)."""
@@ -310,37 +351,54 @@ class _Query:
 
 
 def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, time_budget: float | None,
-             relative_tolerance: float) -> AccountingResult:
+             relative_tolerance: float, model: _Model) -> AccountingResult:
     """RDP answer, then (for ``accountant="pld"``) the adaptive PLD answer, memoised; see :func:`get_epsilon`."""
-    key = (query, schedule, accountant, relative_tolerance)
+    key = (query, schedule, accountant, relative_tolerance, model)
     cached = _MEMO.get(key)
     if cached is not None:
         return cached
+    model.check_schedule(schedule)
     tuples = [segment.as_tuple() for segment in schedule]
-    rdp_value, order = query.rdp_answer(tuples)
-    rdp_result = query.result(rdp_value, accountant="rdp", requested_accountant=accountant, segments=schedule,
-                              rdp_order=order)
+    found = model.mechanism
+    if found.exact_method:
+        result = query.result(query.exact_answer(model, tuples), accountant="exact", requested_accountant=accountant,
+                              segments=schedule, **model.fields)
+        _MEMO.put(key, result)
+        return result
+    rdp_result = None
+    if found.rdp_method:
+        rdp_value, order = query.rdp_answer(model, tuples)
+        rdp_result = query.result(rdp_value, accountant="rdp", requested_accountant=accountant, segments=schedule,
+                                  rdp_order=order, **model.fields)
     if accountant == "rdp":
         _MEMO.put(key, rdp_result)
         return rdp_result
     total_steps = sum(segment.steps for segment in schedule)
-    scale = query.epsilon_scale(rdp_value)
+    # The first spacing is chosen for the RDP ε where there is one, else for Poisson's at the same σ/2.
+    guide = rdp_value if rdp_result else query.rdp_answer(_Model(mechanism("fixed_size", "add_or_remove_one"),
+                                                                 None), tuples)[0]
+    scale = query.epsilon_scale(guide)
+    grid = found.grid_segments(tuples, model.dataset_size)
 
     def pld_value(spacing: float) -> float:
-        pld.check_grid_size(tuples, spacing, scale)
-        return query.pld_answer(tuples, spacing)
+        pld.check_grid_size(grid, spacing, scale)
+        return query.pld_answer(model, tuples, spacing)
 
     try:
         answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance),
                               tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
     except pld.PLDUnavailableError as failure:
+        if rdp_result is None:
+            raise ValueError(f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} "
+                             "neighbours has no RDP bound to fall back to; raise time_budget or shorten the "
+                             "schedule") from None
         return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
-    if rdp_value < answer.value:
+    if rdp_result is not None and rdp_value < answer.value:
         result = dataclasses.replace(rdp_result,
                           fallback_reason=f"RDP ({rdp_value:.6g}) was tighter than PLD ({answer.value:.6g})")
     else:
         result = query.result(answer.value, accountant="pld", requested_accountant=accountant, segments=schedule,
-                              pld_spacing=answer.spacing, discretization_error=answer.error_estimate)
+                              pld_spacing=answer.spacing, discretization_error=answer.error_estimate, **model.fields)
     _MEMO.put(key, result)
     return result
 
@@ -348,10 +406,13 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
 def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: float | None = None,
                 noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
                 neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
-                relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> AccountingResult:
+                relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
+                dataset_size: int | None = None) -> AccountingResult:
     """ε of a schedule at the given δ.
 
-    Give either ``segments`` or ``sample_rate``, ``noise_multiplier`` and ``steps``. With
+    Give either ``segments`` or ``sample_rate``, ``noise_multiplier`` and ``steps``. ``sampling`` and
+    ``neighboring_relation`` name the run (:mod:`bounds.sampling`); ``dataset_size`` (N) is required for
+    ``with_replacement`` and, when given, makes qN a whole number of records per step. With
     ``accountant="pld"`` the answer is the pessimistic PLD bound at a spacing fine enough that
     its estimated discretisation error is below ``relative_tolerance`` × ε; if RDP happens to be
     tighter, or PLD would exceed ``time_budget`` seconds, the RDP bound is reported instead and
@@ -359,14 +420,15 @@ def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: 
     """
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
-    return _account(_Query("epsilon", delta), schedule,
-                    **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
+    return _account(_Query("epsilon", delta), schedule, **_checked_options(
+        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size))
 
 
 def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: float | None = None,
               noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
               neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
-              relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> AccountingResult:
+              relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
+              dataset_size: int | None = None) -> AccountingResult:
     """δ of a schedule at the given ε (same conventions as :func:`get_epsilon`).
 
     The PLD spacing is refined until the estimated discretisation error of δ is below
@@ -374,8 +436,8 @@ def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: 
     """
     epsilon = check_real("epsilon", epsilon, low=0.0)
     schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
-    return _account(_Query("delta", epsilon), schedule,
-                    **_checked_options(accountant, neighboring_relation, time_budget, relative_tolerance))
+    return _account(_Query("delta", epsilon), schedule, **_checked_options(
+        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size))
 
 
 # --------------------------------------------------------------------------------------------
@@ -397,19 +459,36 @@ class _Problem:
     target_epsilon: float
     target_delta: float
     fixed: dict
+    model: _Model
+    #: The reported value of a search point (default: the point itself; the sample rate m/N for a batch size m).
+    value_of: Callable[[float], float] | None = None
+
+    @property
+    def fast_mechanism(self) -> Mechanism:
+        """The mechanism whose RDP (or exact) curve brackets the search: the run's own where it has one,
+        else the Poisson curve at σ/2 (:data:`_GUIDE`), which is only a guide and never reported."""
+        found = self.model.mechanism
+        return found if (found.rdp_method or found.exact_method) else _GUIDE
 
     def rdp_epsilon(self, x: float) -> float:
-        return rdp.epsilon_for_segments(self.schedule_at(x), self.target_delta)[0]
+        """ε on the fast curve: RDP, or the exact profile for ``shuffle``, or the guide."""
+        found, segments = self.fast_mechanism, self.schedule_at(x)
+        if found.exact_method:
+            return found.exact_epsilon(segments, self.target_delta)
+        return found.rdp_epsilon(segments, self.target_delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
         segments = self.schedule_at(x)
-        pld.check_grid_size(segments, spacing, self.target_epsilon)
-        return pld.epsilon_at_spacing(segments, self.target_delta, spacing)
+        pld.check_grid_size(self.model.mechanism.grid_segments(segments, self.model.dataset_size), spacing,
+                            self.target_epsilon)
+        return self.model.mechanism.pld_epsilon(segments, self.target_delta, spacing, self.model.dataset_size)
 
     def total_steps(self, x: float) -> int:
         return sum(steps for _, _, steps in self.schedule_at(x))
 
     def as_value(self, x: float) -> float | int:
+        if self.value_of is not None:
+            return self.value_of(x)
         return int(x) if self.integer else x
 
     def better(self, a: float, b: float) -> float:
@@ -417,9 +496,16 @@ class _Problem:
         return max(a, b) if self.increasing else min(a, b)
 
 
+#: Poisson RDP at σ/2: the bracketing guide of samplings that have no RDP bound of their own.
+_GUIDE = mechanism("fixed_size", "add_or_remove_one")
+
+
 def _solve_rdp(problem: _Problem) -> Point:
-    if problem.parameter == "steps":
+    poisson_shaped = problem.fast_mechanism.sampling in ("poisson", "fixed_size") and \
+        problem.fast_mechanism.neighboring_relation == "add_or_remove_one"
+    if problem.parameter == "steps" and poisson_shaped:
         (q, sigma, _), = problem.schedule_at(1)
+        sigma = sigma if problem.fast_mechanism.sampling == "poisson" else sigma / 2
         steps = rdp.max_steps_for_epsilon(sample_rate=q, noise_multiplier=sigma, target_epsilon=problem.target_epsilon,
                                           target_delta=problem.target_delta)
         steps = min(steps, int(problem.upper))
@@ -518,19 +604,27 @@ def _predicted_crossing(anchor: Point, slope: float | None, aim: float) -> float
 def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
                relative_tolerance: float) -> CalibrationResult:
     key = ("calibrate", problem.parameter, tuple(sorted(problem.fixed.items())), problem.target_epsilon,
-           problem.target_delta, accountant, relative_tolerance)
+           problem.target_delta, accountant, relative_tolerance, problem.model)
     cached = _MEMO.get(key)
     if cached is not None:
         return cached
+    found = problem.model.mechanism
     try:
         rdp_point = _solve_rdp(problem)
     except NoBoundaryError as failure:
         raise ValueError(_infeasible_message(problem, failure.point)) from None
-    rdp_result = CalibrationResult(parameter=problem.parameter, value=problem.as_value(rdp_point.x),
-                                   epsilon=rdp_point.value,
-                                   target_epsilon=problem.target_epsilon, target_delta=problem.target_delta,
-                                   accountant="rdp", requested_accountant=accountant, fixed=problem.fixed,
-                                   rdp_value=problem.as_value(rdp_point.x))
+    common = dict(parameter=problem.parameter, target_epsilon=problem.target_epsilon,
+                  target_delta=problem.target_delta, requested_accountant=accountant, fixed=problem.fixed,
+                  **problem.model.fields)
+    if found.exact_method:
+        result = CalibrationResult(value=problem.as_value(rdp_point.x), epsilon=rdp_point.value, accountant="exact",
+                                   **common)
+        _MEMO.put(key, result)
+        return result
+    rdp_result = None
+    if found.rdp_method:
+        rdp_result = CalibrationResult(value=problem.as_value(rdp_point.x), epsilon=rdp_point.value,
+                                       accountant="rdp", rdp_value=problem.as_value(rdp_point.x), **common)
     if accountant == "rdp":
         _MEMO.put(key, rdp_result)
         return rdp_result
@@ -539,16 +633,16 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     try:
         point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
     except pld.PLDUnavailableError as failure:
+        if rdp_result is None:
+            raise ValueError(f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} "
+                             "neighbours has no RDP bound to fall back to; raise time_budget") from None
         return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
-    if problem.better(point.x, rdp_point.x) == rdp_point.x:
+    if rdp_result is not None and problem.better(point.x, rdp_point.x) == rdp_point.x:
         result = dataclasses.replace(rdp_result, fallback_reason="RDP gave the better value here")
     else:
-        result = CalibrationResult(parameter=problem.parameter, value=problem.as_value(point.x), epsilon=point.value,
-                                   target_epsilon=problem.target_epsilon, target_delta=problem.target_delta,
-                                   accountant="pld", requested_accountant=accountant, fixed=problem.fixed,
-                                   rdp_value=problem.as_value(rdp_point.x), pld_spacing=spacing,
-                                   discretization_error=error,
-                                   evaluations=evaluations)
+        result = CalibrationResult(value=problem.as_value(point.x), epsilon=point.value, accountant="pld",
+                                   rdp_value=problem.as_value(rdp_point.x) if rdp_result else None,
+                                   pld_spacing=spacing, discretization_error=error, evaluations=evaluations, **common)
     _MEMO.put(key, result)
     return result
 
@@ -567,17 +661,20 @@ def _check_targets(target_epsilon: float, target_delta: float) -> tuple[float, f
 def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float, steps: int,
                                accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                                time_budget: float | None = DEFAULT_TIME_BUDGET,
-                               relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> CalibrationResult:
-    """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon."""
+                               relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
+                               dataset_size: int | None = None) -> CalibrationResult:
+    """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon (sampling and
+    ``dataset_size`` as in :func:`get_epsilon`)."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, t = check_sample_rate(sample_rate), check_steps(steps)
-    _check_common(accountant, neighboring_relation, time_budget)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model.check_schedule([Segment(q, 1.0, t)])
     # Start from the Gaussian-approximation σ ≈ q √(2 T ln(1/δ)) / ε (moments-accountant scaling).
     start = max(0.3, q * math.sqrt(2 * t * math.log(1 / target_delta)) / target_epsilon)
     problem = _Problem(parameter="noise_multiplier", schedule_at=lambda sigma: [(q, sigma, t)], increasing=False,
                        integer=False, lower=NOISE_MULTIPLIER_RANGE[0], upper=NOISE_MULTIPLIER_RANGE[1], start=start,
                        target_epsilon=target_epsilon, target_delta=target_delta,
-                       fixed={"sample_rate": q, "steps": t})
+                       fixed={"sample_rate": q, "steps": t}, model=model)
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
 
 
@@ -585,30 +682,44 @@ def calibrate_steps(*, target_epsilon: float, target_delta: float, sample_rate: 
                     accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                     time_budget: float | None = DEFAULT_TIME_BUDGET,
                     relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
-                    max_steps: int = MAX_STEPS) -> CalibrationResult:
+                    max_steps: int = MAX_STEPS, sampling: str = "poisson",
+                    dataset_size: int | None = None) -> CalibrationResult:
     """Largest number of steps T (an integer ≤ max_steps) with ε(T) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     max_steps = check_int("max_steps", max_steps, low=1, high=MAX_STEPS)
-    _check_common(accountant, neighboring_relation, time_budget)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model.check_schedule([Segment(q, sigma, 1)])
     problem = _Problem(parameter="steps", schedule_at=lambda t: [(q, sigma, int(t))], increasing=True, integer=True,
                        lower=1, upper=max_steps, start=1, target_epsilon=target_epsilon,
-                       target_delta=target_delta, fixed={"sample_rate": q, "noise_multiplier": sigma})
+                       target_delta=target_delta, fixed={"sample_rate": q, "noise_multiplier": sigma}, model=model)
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
 
 
 def calibrate_sample_rate(*, target_epsilon: float, target_delta: float, noise_multiplier: float, steps: int,
                           accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                           time_budget: float | None = DEFAULT_TIME_BUDGET,
-                          relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE) -> CalibrationResult:
-    """Largest sample rate q (6 significant digits) in (0, 1] with ε(q) ≤ target_epsilon."""
+                          relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
+                          dataset_size: int | None = None) -> CalibrationResult:
+    """Largest sample rate q (6 significant digits) in (0, 1] with ε(q) ≤ target_epsilon.
+
+    With ``dataset_size`` N the search runs over whole batch sizes m = 1 … N and reports q = m/N.
+    """
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     sigma, t = check_noise_multiplier(noise_multiplier), check_steps(steps)
-    _check_common(accountant, neighboring_relation, time_budget)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
     start = min(1.0, target_epsilon * sigma / math.sqrt(2 * t * math.log(1 / target_delta)))
-    problem = _Problem(parameter="sample_rate", schedule_at=lambda q: [(q, sigma, t)], increasing=True, integer=False,
-                       lower=MIN_SAMPLE_RATE, upper=1.0, start=start, target_epsilon=target_epsilon,
-                       target_delta=target_delta, fixed={"noise_multiplier": sigma, "steps": t})
+    fixed = {"noise_multiplier": sigma, "steps": t}
+    if model.dataset_size is None:
+        problem = _Problem(parameter="sample_rate", schedule_at=lambda q: [(q, sigma, t)], increasing=True,
+                           integer=False, lower=MIN_SAMPLE_RATE, upper=1.0, start=start,
+                           target_epsilon=target_epsilon, target_delta=target_delta, fixed=fixed, model=model)
+    else:
+        size = model.dataset_size
+        problem = _Problem(parameter="sample_rate", schedule_at=lambda m: [(m / size, sigma, t)], increasing=True,
+                           integer=True, lower=1, upper=size, start=max(1.0, round(start * size)),
+                           target_epsilon=target_epsilon, target_delta=target_delta,
+                           fixed={**fixed, "dataset_size": size}, model=model, value_of=lambda m: int(m) / size)
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
 
 

@@ -15,7 +15,8 @@ pessimistic PLD bound at the final spacing, never the extrapolated value. Grids 
 build are refused (:func:`check_grid_size`), and very long schedules are composed in two stages
 (:func:`_self_composed`, docs/ERRATA.md ACC-4).
 
-Only Poisson-subsampled Gaussian segments under the add/remove-one relation are handled here.
+The single-step PLD is the Poisson-subsampled Gaussian unless the caller passes another builder
+(:mod:`bounds.sampling` does, for the other samplings and neighbouring relations).
 """
 
 from __future__ import annotations
@@ -69,18 +70,22 @@ def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
 
 
 @functools.lru_cache(maxsize=16)
-def _single_step(sample_rate: float, noise_multiplier: float, spacing: float):
+def _single_step(sample_rate: float, noise_multiplier: float, spacing: float,
+                 neighboring_relation: str = "add_or_remove_one"):
     """PLD of one Poisson-subsampled Gaussian step (cached: calibration of T reuses it).
 
-    dp-accounting's PLD module is imported here, on first use: it pulls in ``scipy.signal`` (about
-    a second), which RDP-only answers, such as ``fedplan epsilon --accountant rdp``, never need.
+    ``neighboring_relation="replace_one"`` is dp-accounting's REPLACE_ONE pair: contributions ±C, so
+    two neighbours' sums differ by up to 2C. dp-accounting's PLD module is imported here, on first use:
+    it pulls in ``scipy.signal`` (about a second), which RDP-only answers never need.
     """
+    from dp_accounting import NeighboringRelation
     from dp_accounting.pld import privacy_loss_distribution
 
     return privacy_loss_distribution.from_gaussian_mechanism(
         standard_deviation=noise_multiplier,
         sampling_prob=sample_rate,
         value_discretization_interval=spacing,
+        neighboring_relation=NeighboringRelation[neighboring_relation.upper()],
     )
 
 
@@ -106,23 +111,28 @@ def _self_composed(single, steps: int):
     return result if rest == 0 else result.compose(single.self_compose(rest))
 
 
-def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float):
-    """PLD of the composition of segments ``(sample_rate, noise_multiplier, steps)`` at ``spacing``."""
+def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, single_step: Callable | None = None):
+    """PLD of the composition of segments ``(sample_rate, noise_multiplier, steps)`` at ``spacing``.
+
+    ``single_step(sample_rate, noise_multiplier, spacing)`` builds one step's PLD; the default is the
+    Poisson-subsampled Gaussian under add/remove-one (:mod:`bounds.sampling` passes the others).
+    """
+    single_step = single_step or _single_step
     total = None
     for sample_rate, noise_multiplier, steps in segments:
-        part = _self_composed(_single_step(float(sample_rate), float(noise_multiplier), float(spacing)), int(steps))
+        part = _self_composed(single_step(float(sample_rate), float(noise_multiplier), float(spacing)), int(steps))
         total = part if total is None else total.compose(part)
     return total
 
 
-def epsilon_at_spacing(segments, delta: float, spacing: float) -> float:
+def epsilon_at_spacing(segments, delta: float, spacing: float, single_step: Callable | None = None) -> float:
     """Pessimistic PLD ε of the schedule at a fixed spacing (a valid upper bound)."""
-    return float(composed_pld(segments, spacing).get_epsilon_for_delta(delta))
+    return float(composed_pld(segments, spacing, single_step).get_epsilon_for_delta(delta))
 
 
-def delta_at_spacing(segments, epsilon: float, spacing: float) -> float:
+def delta_at_spacing(segments, epsilon: float, spacing: float, single_step: Callable | None = None) -> float:
     """Pessimistic PLD δ of the schedule at a fixed spacing (a valid upper bound)."""
-    return float(composed_pld(segments, spacing).get_delta_for_epsilon(epsilon))
+    return float(composed_pld(segments, spacing, single_step).get_delta_for_epsilon(epsilon))
 
 
 def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float) -> float:

@@ -1,8 +1,9 @@
 """Accounting requests: ε or δ of a schedule, and the calibration of σ, T or q for a target (ε, δ).
 
 ``fedplan epsilon|delta|calibrate noise|calibrate steps|calibrate sample-rate`` and the Accountant page run these.
-Every answer names its sampling (Poisson) and neighbouring relation (add/remove-one): they are fields, so a run
-that samples otherwise cannot silently get a Poisson number.
+Every answer names its sampling (poisson, fixed_size, with_replacement, shuffle) and neighbouring relation
+(add_or_remove_one, replace_one): they are fields, checked together at construction, so a run that samples
+otherwise cannot silently get a Poisson number (``bounds/sampling.py`` lists the supported combinations).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from fedplan.bounds import accounting, rdp
+from fedplan.bounds import accounting, rdp, sampling
 from fedplan.planner.schedule_io import load_schedule
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
 
@@ -18,7 +19,8 @@ _SINGLES = ("sample_rate", "noise_multiplier", "steps")
 
 
 def sample_rate_field(default=None):
-    return real(default, help="Poisson sampling probability q of each record per step, in (0, 1]", low=0.0,
+    return real(default, help="share q of the data per step, in (0, 1]: the Poisson probability, or m/N "
+                "(fixed_size), s/N (with_replacement), batch size/N (shuffle)", low=0.0,
                 high=1.0, low_open=True, flags=("-q",), deprecated=("--sampling-probability",))
 
 
@@ -42,13 +44,33 @@ def time_budget_field():
 
 
 def sampling_field():
-    return choice(accounting.SAMPLING, help="how records join a step: poisson (each independently with "
-                  "probability q)", choices=(accounting.SAMPLING,))
+    return choice("poisson", help="how records join a step: " + "; ".join(
+        f"{name} ({text})" for name, text in sampling.SAMPLING_HELP.items()), choices=sampling.SAMPLINGS)
 
 
 def neighboring_relation_field():
-    return choice("add_or_remove_one", help="neighbouring data sets: add_or_remove_one (one record more or less)",
-                  choices=accounting.NEIGHBORING_RELATIONS)
+    return choice("add_or_remove_one", help="neighbouring data sets: " + "; ".join(
+        f"{name} ({text})" for name, text in sampling.RELATION_HELP.items()), choices=sampling.NEIGHBORING_RELATIONS)
+
+
+def dataset_size_field():
+    return count(None, help="number N of records (or clients) a step samples from: needed for with_replacement; "
+                 "with it, q·N must be a whole number per step", low=1, high=accounting.MAX_DATASET_SIZE,
+                 metavar="N")
+
+
+class _SamplingFields:
+    """The run's sampling model, checked as a whole (supported combination, N where needed)."""
+
+    def check_sampling(self) -> None:
+        sampling.mechanism(self.sampling, self.neighboring_relation, self.accountant)
+        if self.sampling == "with_replacement" and self.dataset_size is None:
+            raise ValueError("sampling=with_replacement needs dataset_size (N): a record's multiplicity among "
+                             "s = qN draws is Binomial(s, 1/N)")
+
+    def model(self) -> dict:
+        return {"sampling": self.sampling, "neighboring_relation": self.neighboring_relation,
+                "dataset_size": self.dataset_size}
 
 
 def _segments(name: str, value) -> tuple[accounting.Segment, ...]:
@@ -60,7 +82,7 @@ def _segments(name: str, value) -> tuple[accounting.Segment, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _ScheduleRequest(Request):
+class _ScheduleRequest(_SamplingFields, Request):
     """A schedule given as three values, a segments file (CLI) or a list of segments (API)."""
 
     sample_rate: float | None = sample_rate_field()
@@ -74,8 +96,10 @@ class _ScheduleRequest(Request):
     time_budget: float = time_budget_field()
     sampling: str = sampling_field()
     neighboring_relation: str = neighboring_relation_field()
+    dataset_size: int | None = dataset_size_field()
 
     def check(self) -> None:
+        self.check_sampling()
         given = [name for name in _SINGLES if self.given(name)]
         sources = [name for name in ("schedule", "segments") if self.given(name)]
         if len(sources) > 1:
@@ -95,8 +119,7 @@ class _ScheduleRequest(Request):
         return {name: getattr(self, name) for name in _SINGLES}
 
     def common(self) -> dict:
-        return {"accountant": self.accountant, "time_budget": self.time_budget,
-                "neighboring_relation": self.neighboring_relation}
+        return {"accountant": self.accountant, "time_budget": self.time_budget, **self.model()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,7 +160,7 @@ def target_delta_field(default=..., help="target δ in (0, 1)", **settings):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Calibration(Request):
+class _Calibration(_SamplingFields, Request):
     """Solve for one parameter so that ε ≤ target at the target δ (the answer's ε is computed, not assumed)."""
 
     parameter: ClassVar[str] = ""
@@ -148,6 +171,10 @@ class _Calibration(Request):
     time_budget: float = time_budget_field()
     sampling: str = sampling_field()
     neighboring_relation: str = neighboring_relation_field()
+    dataset_size: int | None = dataset_size_field()
+
+    def check(self) -> None:
+        self.check_sampling()
 
     def fixed(self) -> dict:
         return {name: getattr(self, name) for name in _SINGLES if name != self.parameter}
@@ -155,7 +182,7 @@ class _Calibration(Request):
     def run(self, *, progress=None) -> Report:
         result = accounting.calibrate(self.parameter, target_epsilon=self.target_epsilon,
                                       target_delta=self.target_delta, **self.fixed(), accountant=self.accountant,
-                                      time_budget=self.time_budget, neighboring_relation=self.neighboring_relation)
+                                      time_budget=self.time_budget, **self.model())
         return Report(values={**result.to_dict(), self.parameter: result.value}, result=result)
 
 

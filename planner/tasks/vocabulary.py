@@ -23,8 +23,10 @@ TERMS: dict[str, str] = {
     "noise_scale": "scale b of Laplace noise",
     "gradient_std": "standard deviation of one per-sample gradient around the full gradient (Li et al.'s σ)",
     "clipping_norm": "per-example gradient clipping norm C (L2; L1 for a Laplace mechanism)",
-    "sample_rate": "Poisson sampling probability q of each record per step",
-    "sampling": "how records join a step (poisson, fixed_size, with_replacement, …)",
+    "sample_rate": "share q of the data a step uses: Poisson probability, or m/N (fixed_size), s/N "
+                   "(with_replacement), batch size / N (shuffle)",
+    "sampling": "how records join a step: poisson, fixed_size, with_replacement or shuffle",
+    "dataset_size": "number N of records (or of clients, for client-level sampling) a step samples from",
     "neighboring_relation": "which data sets are neighbours: add_or_remove_one or replace_one",
     "accountant": "the privacy accountant that computes ε (pld, rdp, or a paper's own)",
     "time_budget": "seconds the tight PLD accountant may take before the RDP answer is reported instead",

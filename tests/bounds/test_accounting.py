@@ -220,7 +220,17 @@ GOOD = dict(sample_rate=0.01, noise_multiplier=1.1, steps=100, delta=DELTA)
     (dict(delta=0.0), r"delta must be a real number in \(0, 1\)"),
     (dict(delta=1.0), r"delta must be a real number in \(0, 1\)"),
     (dict(accountant="prv"), r"accountant must be one of 'pld', 'rdp'"),
-    (dict(neighboring_relation="replace_one"), r"neighboring_relation must be one of 'add_or_remove_one'"),
+    (dict(neighboring_relation="replace"), r"neighboring_relation must be one of 'add_or_remove_one', 'replace_one'"),
+    (dict(sampling="uniform"), r"sampling must be one of 'poisson', 'fixed_size', 'with_replacement', 'shuffle'"),
+    (dict(sampling="with_replacement", neighboring_relation="replace_one", dataset_size=100),
+     r"sampling=with_replacement with neighboring_relation=replace_one is not supported .* supported: "
+     r"poisson/add_or_remove_one \(pld, rdp\)"),
+    (dict(sampling="with_replacement"), r"with_replacement sampling needs dataset_size"),
+    (dict(sampling="poisson", neighboring_relation="replace_one", accountant="rdp"),
+     r"accountant=rdp is not available for sampling=poisson with neighboring_relation=replace_one; use pld"),
+    (dict(sampling="fixed_size", dataset_size=1000, sample_rate=0.0105),
+     r"sample_rate × dataset_size must be a whole number .* 0.0105 × 1000 = 10.5"),
+    (dict(dataset_size=0), r"dataset_size must be an integer in \[1, 1e\+12\]; got 0"),
     (dict(time_budget=0.0), r"time_budget must be a real number in \(0, inf\)"),
     (dict(segments=[(0.1, 1.0, 10)]), r"either segments or sample_rate/noise_multiplier/steps"),
 ])

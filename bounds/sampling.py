@@ -1,0 +1,383 @@
+"""How records join a step, and the accounting method each sampling × neighbouring relation allows.
+
+Every mechanism here adds Gaussian noise of standard deviation ``noise_multiplier × C`` to the sum of
+per-record contributions clipped to L2 norm ``C`` (``noise_multiplier`` is always noise std / clipping
+norm). What changes is how a step's batch is drawn and which data sets are neighbours:
+
+========================  =====================  ==========================================================
+sampling                  neighbouring relation  method (derivations and references: docs/SAMPLING.md)
+========================  =====================  ==========================================================
+``poisson``               ``add_or_remove_one``  PLD of the Poisson-subsampled Gaussian; RDP (tight)
+``poisson``               ``replace_one``        PLD, dp-accounting's REPLACE_ONE pair (shift ±C) (tight)
+``fixed_size``            ``add_or_remove_one``  Poisson PLD/RDP at rate m/N with noise multiplier σ/2
+                                                 (coupling: an added record displaces one; upper bound)
+``fixed_size``            ``replace_one``        PLD of the symmetrised pair of Dong, Roth, Su 2022,
+                                                 Thm 4.2 at σ/2 (tight); RDP: Wang, Balle, Kasiviswanathan
+                                                 2019, Thm 27 at σ/2 (upper bound)
+``with_replacement``      ``add_or_remove_one``  PLD of the mixture of Gaussians with sensitivities 2k,
+                                                 k ~ Binomial(s, 1/N) (Choquette-Choo et al. 2024, Cor. 4.7;
+                                                 upper bound)
+``shuffle``               either                 exact Gaussian profile of ⌈T / ⌊1/q⌋⌉ participations,
+                                                 no amplification credited (upper bound)
+========================  =====================  ==========================================================
+
+``with_replacement`` under ``replace_one`` is refused (no dominating pair we can justify yet), as is
+the RDP accountant where no RDP bound is implemented (``poisson``/``replace_one`` and
+``with_replacement``): the error lists the supported combinations. Nothing falls back to Poisson.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from fedplan.bounds import pld, rdp
+from fedplan.bounds.validation import check_choice
+
+SAMPLINGS = ("poisson", "fixed_size", "with_replacement", "shuffle")
+NEIGHBORING_RELATIONS = ("add_or_remove_one", "replace_one")
+
+SAMPLING_HELP = {
+    "poisson": "each record joins a step independently with probability q (Opacus's default)",
+    "fixed_size": "exactly m = qN of the N records (or clients) per step, without replacement (Flower, TFF)",
+    "with_replacement": "s = qN independent uniform draws from the N records per step (van Dijk Alg. 1, MAPA)",
+    "shuffle": "balls-in-bins: each record lands in exactly one of ⌊1/q⌋ batches per epoch",
+}
+RELATION_HELP = {
+    "add_or_remove_one": "neighbouring data sets differ by adding or removing one record",
+    "replace_one": "neighbouring data sets have the same size and differ in one record",
+}
+
+#: Per-step probability mass of K ~ Binomial(s, 1/N) left out of a with-replacement mixture, divided by
+#: the number of steps: the leftover is charged to δ and ε explicitly (:meth:`Mechanism.adjustments`).
+_MIXTURE_TAIL = 1e-24
+#: With-replacement mixtures larger than this are refused (their PLD would be too slow to build).
+MAX_MIXTURE_COMPONENTS = 400
+
+
+class UnsupportedCombinationError(ValueError):
+    """A sampling, neighbouring relation and accountant that fedplan cannot account soundly."""
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One supported sampling × neighbouring relation: how to account it and how to describe it."""
+
+    sampling: str
+    neighboring_relation: str
+    #: Method names per accountant (``None``: that accountant is not available for this combination).
+    pld_method: str | None
+    rdp_method: str | None
+    exact_method: str | None = None
+    #: "tight" (the dominating pair is attained) or "upper bound" (a sound bound that may be loose).
+    bound: str = "tight"
+
+    @property
+    def accountants(self) -> tuple[str, ...]:
+        return tuple(name for name, method in (("pld", self.pld_method), ("rdp", self.rdp_method),
+                                               ("exact", self.exact_method)) if method)
+
+    def method(self, accountant: str) -> str:
+        return {"pld": self.pld_method, "rdp": self.rdp_method, "exact": self.exact_method}[accountant]
+
+    def describe(self) -> str:
+        """The run this mechanism accounts, in words."""
+        return f"{self.sampling} sampling ({SAMPLING_HELP[self.sampling]}), {self.neighboring_relation} neighbours"
+
+    # ---- the parameters a segment needs ------------------------------------------------------------
+
+    def sample_size(self, sample_rate: float, dataset_size: int | None) -> int | None:
+        """Records per step (m or s) when the data set size is known; it must be a whole number."""
+        if dataset_size is None:
+            return None
+        size = sample_rate * dataset_size
+        rounded = round(size)
+        if rounded < 1 or abs(size - rounded) > 1e-9 * max(1.0, size):
+            raise ValueError(f"sample_rate × dataset_size must be a whole number of records per step for "
+                             f"{self.sampling} sampling; got {sample_rate:g} × {dataset_size} = {size:g}")
+        return int(rounded)
+
+    # ---- RDP ---------------------------------------------------------------------------------------
+
+    def rdp_epsilon(self, segments, delta: float) -> tuple[float, float]:
+        if self.sampling == "poisson":
+            return rdp.epsilon_for_segments(segments, delta)
+        if self.neighboring_relation == "add_or_remove_one":  # fixed_size
+            return rdp.epsilon_for_segments(_half_noise(segments), delta)
+        orders, composed = self._wor_rdp(segments)
+        return rdp.epsilon_from_rdp(rdp=composed, orders=orders, delta=delta)
+
+    def rdp_delta(self, segments, epsilon: float) -> tuple[float, float]:
+        if self.sampling == "poisson":
+            return rdp.delta_for_segments(segments, epsilon)
+        if self.neighboring_relation == "add_or_remove_one":
+            return rdp.delta_for_segments(_half_noise(segments), epsilon)
+        orders, composed = self._wor_rdp(segments)
+        return rdp.delta_from_rdp(rdp=composed, orders=orders, epsilon=epsilon)
+
+    @staticmethod
+    def _wor_rdp(segments):
+        from fedplan.bounds.rdp_without_replacement import ORDERS, rdp_without_replacement_gaussian
+
+        composed = sum(steps * rdp_without_replacement_gaussian(sample_rate=q, noise_multiplier=sigma / 2)
+                       for q, sigma, steps in segments)
+        return ORDERS, composed
+
+    # ---- PLD ---------------------------------------------------------------------------------------
+
+    def grid_segments(self, segments, dataset_size: int | None):
+        """Segments with the noise multiplier divided by the largest shift, for grid-size estimates."""
+        if self.sampling == "with_replacement":
+            return [(q, sigma / (2 * _mixture(q, dataset_size, _total_steps(segments))[0][-1]), t)
+                    for q, sigma, t in segments]
+        if self.sampling == "poisson" and self.neighboring_relation == "add_or_remove_one":
+            return segments
+        return _half_noise(segments)
+
+    def single_step(self, sample_rate: float, noise_multiplier: float, spacing: float,
+                    dataset_size: int | None, total_steps: int):
+        """PLD of one step (cached)."""
+        if self.sampling == "poisson":
+            return pld._single_step(sample_rate, noise_multiplier, spacing, self.neighboring_relation)
+        if self.sampling == "with_replacement":
+            return _with_replacement_step(sample_rate, noise_multiplier, spacing, dataset_size, total_steps)
+        if self.neighboring_relation == "add_or_remove_one":  # fixed_size
+            return pld._single_step(sample_rate, noise_multiplier / 2, spacing)
+        return _symmetrised_step(sample_rate, noise_multiplier / 2, spacing)
+
+    def pld_epsilon(self, segments, delta: float, spacing: float, dataset_size: int | None) -> float:
+        """Pessimistic PLD ε at a fixed spacing, with the with-replacement tail charged (:meth:`adjustments`)."""
+        added_delta, added_epsilon = self.adjustments(segments, dataset_size)
+        return pld.epsilon_at_spacing(segments, delta - added_delta, spacing,
+                                      self._step_builder(segments, dataset_size)) + added_epsilon
+
+    def pld_delta(self, segments, epsilon: float, spacing: float, dataset_size: int | None) -> float:
+        added_delta, added_epsilon = self.adjustments(segments, dataset_size)
+        return pld.delta_at_spacing(segments, max(epsilon - added_epsilon, 0.0), spacing,
+                                    self._step_builder(segments, dataset_size)) + added_delta
+
+    def _step_builder(self, segments, dataset_size: int | None):
+        total = _total_steps(segments)
+        return lambda q, sigma, spacing: self.single_step(q, sigma, spacing, dataset_size, total)
+
+    def adjustments(self, segments, dataset_size: int | None) -> tuple[float, float]:
+        """(δ added, ε added) for mass left out of the PLD: nonzero only for with-replacement mixtures.
+
+        If each step leaves out mass τ_i of K, the T-step output is within total variation Στ_i of the
+        PLD's: δ(ε) ≤ δ_PLD(ε + log(1 - Στ)) + Στ (docs/SAMPLING.md §3).
+        """
+        if self.sampling != "with_replacement":
+            return 0.0, 0.0
+        total = _total_steps(segments)
+        left_out = sum(steps * _mixture(q, dataset_size, total)[2] for q, _, steps in segments)
+        return left_out, -math.log1p(-left_out)
+
+    # ---- exact (shuffle) -----------------------------------------------------------------------------
+
+    def gaussian_mu(self, segments) -> float:
+        """μ of the composed Gaussian: sensitivity × sqrt(Σ participations / σ²)."""
+        sensitivity = 1.0 if self.neighboring_relation == "add_or_remove_one" else 2.0
+        return sensitivity * math.sqrt(sum(participations(q, t) / sigma**2 for q, sigma, t in segments))
+
+    def exact_delta(self, segments, epsilon: float) -> float:
+        return gaussian_delta(self.gaussian_mu(segments), epsilon)
+
+    def exact_epsilon(self, segments, delta: float) -> float:
+        return gaussian_epsilon(self.gaussian_mu(segments), delta)
+
+
+def _total_steps(segments) -> int:
+    return sum(int(steps) for _, _, steps in segments)
+
+
+def _half_noise(segments):
+    return [(q, sigma / 2, steps) for q, sigma, steps in segments]
+
+
+def participations(sample_rate: float, steps: int) -> int:
+    """Batches a record joins under balls-in-bins: one per started epoch of ⌊1/q⌋ steps (at least 1 step)."""
+    steps_per_epoch = max(1, math.floor(1 / sample_rate + 1e-12))
+    return math.ceil(steps / steps_per_epoch)
+
+
+MECHANISMS: dict[tuple[str, str], Mechanism] = {
+    ("poisson", "add_or_remove_one"): Mechanism(
+        "poisson", "add_or_remove_one",
+        pld_method="PLD of the Poisson-subsampled Gaussian, pessimistic connect-the-dots (Doroshenko et al. 2022) "
+                   "via dp-accounting, adaptive spacing",
+        rdp_method="RDP of the sampled Gaussian (Mironov, Talwar, Zhang 2019), improved conversion "
+                   "(Canonne, Kamath, Steinke 2020, Prop. 12)"),
+    ("poisson", "replace_one"): Mechanism(
+        "poisson", "replace_one",
+        pld_method="PLD of the Poisson-subsampled Gaussian for replace-one neighbours (contributions ±C, "
+                   "dp-accounting REPLACE_ONE), pessimistic connect-the-dots, adaptive spacing",
+        rdp_method=None),
+    ("fixed_size", "add_or_remove_one"): Mechanism(
+        "fixed_size", "add_or_remove_one",
+        pld_method="Poisson-subsampled Gaussian PLD at rate m/N and noise multiplier σ/2: the added record "
+                   "displaces one of the batch (sensitivity 2C; coupling, docs/SAMPLING.md §2; Lebeda, Regehr, "
+                   "Kamath, Steinke 2024)",
+        rdp_method="RDP of the sampled Gaussian at rate m/N and noise multiplier σ/2 (same coupling)",
+        bound="upper bound"),
+    ("fixed_size", "replace_one"): Mechanism(
+        "fixed_size", "replace_one",
+        pld_method="PLD of the symmetrised subsampled-Gaussian pair C_p(G_{2/σ}) (Dong, Roth, Su 2022, Thm 4.2; "
+                   "sensitivity 2C), connect-the-dots from dp-accounting's exact profile, adaptive spacing",
+        rdp_method="RDP of sampling without replacement (Wang, Balle, Kasiviswanathan 2019, Thm 27) at noise "
+                   "multiplier σ/2 (sensitivity 2C), improved conversion"),
+    ("with_replacement", "add_or_remove_one"): Mechanism(
+        "with_replacement", "add_or_remove_one",
+        pld_method="PLD of the mixture of Gaussians with sensitivities 2kC, k ~ Binomial(s, 1/N) "
+                   "(Choquette-Choo, Ganesh, Steinke, Thakurta 2024, Cor. 4.7) via dp-accounting, adaptive spacing",
+        rdp_method=None, bound="upper bound"),
+    ("shuffle", "add_or_remove_one"): Mechanism(
+        "shuffle", "add_or_remove_one", pld_method=None, rdp_method=None,
+        exact_method="exact Gaussian profile (Balle & Wang 2018, Thm 8) of one participation per epoch "
+                     "(sensitivity C), no amplification by shuffling credited (Chua et al. 2024)",
+        bound="upper bound"),
+    ("shuffle", "replace_one"): Mechanism(
+        "shuffle", "replace_one", pld_method=None, rdp_method=None,
+        exact_method="exact Gaussian profile (Balle & Wang 2018, Thm 8) of one participation per epoch "
+                     "(sensitivity 2C), no amplification by shuffling credited (Chua et al. 2024)",
+        bound="upper bound"),
+}
+
+
+def supported_combinations() -> str:
+    """One line per supported combination with its accountants, for error messages."""
+    return "; ".join(f"{s}/{r} ({', '.join(m.accountants)})" for (s, r), m in MECHANISMS.items())
+
+
+def mechanism(sampling: str, neighboring_relation: str, accountant: str | None = None) -> Mechanism:
+    """The supported mechanism, or a ValueError naming the supported combinations."""
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("neighboring_relation", neighboring_relation, NEIGHBORING_RELATIONS)
+    found = MECHANISMS.get((sampling, neighboring_relation))
+    if found is None:
+        raise UnsupportedCombinationError(
+            f"sampling={sampling} with neighboring_relation={neighboring_relation} is not supported (no sound "
+            f"accountant); supported: {supported_combinations()}")
+    if accountant == "rdp" and found.rdp_method is None and found.exact_method is None:
+        raise UnsupportedCombinationError(
+            f"accountant={accountant} is not available for sampling={sampling} with neighboring_relation="
+            f"{neighboring_relation}; use {' or '.join(found.accountants)} (supported: {supported_combinations()})")
+    return found
+
+
+# --------------------------------------------------------------------------------------------------
+# Single-step PLDs
+# --------------------------------------------------------------------------------------------------
+
+
+def _mixture(sample_rate: float, dataset_size: int | None, total_steps: int):
+    """Multiplicities k = 0 … k_max of the differing record among s = qN draws, their probabilities
+    (renormalised) and the left-out tail P(K > k_max) ≤ 1e-24 / T."""
+    if dataset_size is None:
+        raise ValueError("with_replacement sampling needs dataset_size (N): the multiplicity of a record among "
+                         "s = qN draws is Binomial(s, 1/N)")
+    draws = round(sample_rate * dataset_size)
+    return _binomial_mixture(draws, dataset_size, _MIXTURE_TAIL / max(total_steps, 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _binomial_mixture(draws: int, dataset_size: int, tail: float):
+    law = stats.binom(draws, 1 / dataset_size)
+    top = int(law.isf(tail)) if law.sf(draws - 1) > tail else draws
+    while top < draws and law.sf(top) > tail:
+        top += 1
+    if top + 1 > MAX_MIXTURE_COMPONENTS:
+        raise ValueError(f"with_replacement: s = {draws} draws from N = {dataset_size} give {top + 1} "
+                         f"multiplicities to account (limit {MAX_MIXTURE_COMPONENTS}); use fewer draws per step")
+    ks = np.arange(top + 1)
+    probs = law.pmf(ks)
+    left_out = float(law.sf(top)) if top < draws else 0.0
+    return ks, probs / probs.sum(), left_out
+
+
+@functools.lru_cache(maxsize=16)
+def _with_replacement_step(sample_rate: float, noise_multiplier: float, spacing: float, dataset_size: int,
+                           total_steps: int):
+    from dp_accounting.pld import privacy_loss_distribution
+
+    ks, probs, _ = _mixture(sample_rate, dataset_size, total_steps)
+    keep = probs > 0
+    return privacy_loss_distribution.from_mixture_gaussian_mechanism(
+        standard_deviation=noise_multiplier, sensitivities=[float(2 * k) for k in ks[keep]],
+        sampling_probs=[float(p) for p in probs[keep]], value_discretization_interval=spacing)
+
+
+@functools.lru_cache(maxsize=16)
+def _symmetrised_step(sample_rate: float, noise_multiplier: float, spacing: float):
+    """Pessimistic PLD of the symmetric pair whose trade-off is C_p(G_{1/σ'}) = min{f_p, f_p⁻¹}**
+    (Dong, Roth, Su 2022, Thm 4.2: sampling m of N without replacement, replace-one neighbours).
+
+    For ε ≥ 0 its privacy profile is that of the Poisson "remove" pair (1-p)N(0,σ'²) + pN(1,σ'²) vs
+    N(0,σ'²), which dp-accounting's ``GaussianPrivacyLoss`` evaluates exactly. We take that profile at
+    the grid points ε = ih and build the discrete symmetric PLD whose profile interpolates it linearly in
+    e^ε (connect-the-dots; the profile is convex in e^ε, so the interpolant lies above it): with
+    b_j = (δ_j - δ_{j+1}) / (e^{ε_{j+1}} - e^{ε_j}), loss ih gets mass ω_i = e^{ε_i}(b_{i-1} - b_i), loss -ih
+    gets e^{-ε_i} ω_i (symmetry), +∞ gets δ at the top of the grid, and 0 the rest (docs/SAMPLING.md §1).
+    """
+    from dp_accounting.pld import privacy_loss_distribution, privacy_loss_mechanism
+
+    loss = privacy_loss_mechanism.GaussianPrivacyLoss(
+        noise_multiplier, sampling_prob=sample_rate,
+        adjacency_type=privacy_loss_mechanism.AdjacencyType.REMOVE)
+    top = math.ceil(loss.connect_dots_bounds().epsilon_upper / spacing)
+    grid = np.arange(top + 1) * spacing
+    deltas = np.asarray(loss.get_delta_for_epsilon(grid), dtype=float)
+    exp_grid = np.exp(grid)
+    slopes = np.append((deltas[:-1] - deltas[1:]) / (exp_grid[1:] - exp_grid[:-1]), 0.0)
+    masses = exp_grid[1:] * (slopes[:-1] - slopes[1:])
+    infinity = float(deltas[-1])
+    # Rounding can make a kink of the interpolant slightly concave; dropping its negative mass only raises
+    # the profile for ε ≥ 0 (the mass at 0 below takes up the difference).
+    masses = np.maximum(masses, 0.0)
+    zero = 1.0 - infinity - float(np.sum(masses * (1 + np.exp(-grid[1:]))))
+    if zero < -1e-12:
+        raise ValueError(f"symmetrised PLD is not a distribution at spacing {spacing:g} (mass at 0: {zero:.3g})")
+    pmf = {0: max(zero, 0.0)}
+    for index, (mass, mirrored) in enumerate(zip(masses, masses * np.exp(-grid[1:]), strict=True), start=1):
+        if mass > 0:
+            pmf[index] = float(mass)
+            pmf[-index] = float(mirrored)
+    return privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
+        pmf, infinity, spacing, pessimistic_estimate=True, symmetric=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# The Gaussian mechanism's exact profile (shuffle)
+# --------------------------------------------------------------------------------------------------
+
+
+def gaussian_delta(mu: float, epsilon: float) -> float:
+    """δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ) of μ-GDP (Balle & Wang 2018, Thm 8), in log space.
+
+    The difference is formed as Φ(a)(1 - e^{ε + log Φ(b) - log Φ(a)}), so tiny δ keep their digits;
+    it is nudged up by 1e-12 relative so that rounding never lowers it.
+    """
+    if mu == 0:
+        return 0.0
+    log_first = special.log_ndtr(mu / 2 - epsilon / mu)
+    log_second = epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)
+    if log_second >= log_first:
+        return 0.0
+    return float(math.exp(log_first) * -math.expm1(log_second - log_first) * (1 + 1e-12))
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε ≥ 0 with :func:`gaussian_delta` ≤ δ, rounded up (bisection on a monotone function)."""
+    if gaussian_delta(mu, 0.0) <= delta:
+        return 0.0
+    high = 1.0
+    while gaussian_delta(mu, high) > delta:
+        high *= 2
+    root = optimize.brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0, high, xtol=1e-14, rtol=1e-13)
+    while gaussian_delta(mu, root) > delta:
+        root = math.nextafter(root, math.inf) * (1 + 1e-13)
+    return root
+
