@@ -20,7 +20,8 @@ Privacy model of every number (spec §0, §4):
   modelling), replace-one neighbours, RDP 5γ²α/z² per step, valid only where z² ≥ 1.5 and
   α ≤ log(1/(γ(1+z²))). Outside that band Theorem 2 certifies nothing.
 * **Tight, same model**: Wang-Balle-Kasiviswanathan (2019) Thm 27 RDP of the Gaussian under sampling
-  without replacement, replace-one neighbours, q = γ, T steps (as implemented in dp-accounting).
+  without replacement, replace-one neighbours, q = γ, T steps (:mod:`bounds.rdp_without_replacement`; equal
+  to dp-accounting's value wherever its floating-point differences are accurate).
 * **Tight, per worker** (conservative, no amplification by worker selection, spec §6 #6): q = B/n₍₁₎
   over the updates of one worker.
 * **Reference**: Poisson sampling at rate γ with add/remove-one neighbours (:mod:`bounds.accounting`),
@@ -36,13 +37,13 @@ values with ``feasible=False`` when no choice satisfies Theorem 2.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
-from fedplan.bounds import rdp
+from fedplan.bounds import rdp, rdp_without_replacement
+from fedplan.bounds.rdp_without_replacement import rdp_without_replacement_gaussian
 from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
@@ -61,10 +62,10 @@ MIN_NOISE_SQUARED = 1.5
 RELATIVE_SLACK = 1e-12
 #: The least-noise search aims this fraction inside the target, so rounding cannot put ε above it.
 CALIBRATION_MARGIN = 1e-10
-#: Integer RDP orders of the tight without-replacement accountant (dp-accounting evaluates Thm 27 exactly
-#: up to 256; fewer orders can only raise ε).
-WOR_MAX_ORDER = 256
-WOR_ORDERS: tuple[float, ...] = tuple(float(order) for order in range(2, WOR_MAX_ORDER + 1))
+#: Integer RDP orders of the tight without-replacement accountant (Thm 27 is evaluated exactly up to 256, as in
+#: dp-accounting; fewer orders can only raise ε).
+WOR_MAX_ORDER = rdp_without_replacement.MAX_ORDER
+WOR_ORDERS: tuple[float, ...] = rdp_without_replacement.ORDERS
 TIGHT_DIGITS = 6
 SAMPLINGS = ("paper", "per_worker")
 #: Largest K and n_k: γ = B/(K n₍₁₎) ≥ 10⁻²¹ keeps 5Tγ²/z² (and γ³ at the band's top) far from underflow.
@@ -461,43 +462,6 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
 # Tight accounting of the same schedule
 # --------------------------------------------------------------------------------------------
 
-def wor_rdp(*, sample_rate: float, noise_multiplier: float, orders: Sequence[float] = WOR_ORDERS) -> np.ndarray:
-    """One-step RDP of the Gaussian under sampling without replacement, replace-one neighbours.
-
-    Wang, Balle, Kasiviswanathan (AISTATS 2019) Thm 27, exactly as dp-accounting 0.6.0 evaluates it
-    (``_compute_rdp_sample_wor_gaussian_int``), but with the forward differences of exp(α(α−1)/(2z²))
-    computed once for the largest order and the sum vectorised over orders. Integer orders 2…256.
-    """
-    from dp_accounting.rdp.rdp_privacy_accountant import _get_forward_diffs
-
-    q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
-    z = check_real("noise_multiplier", noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
-    alphas = np.asarray(orders, dtype=float)
-    if alphas.ndim != 1 or np.any(alphas != np.floor(alphas)) or alphas.min() < 2 or alphas.max() > WOR_MAX_ORDER:
-        raise ValueError(f"orders must be integers in [2, {WOR_MAX_ORDER}]")
-    if q == 1.0:
-        return alphas / (2 * z**2)
-    top = int(alphas.max())
-
-    def cgf(x):
-        return x * (x + 1) / (2 * z**2)
-
-    deltas, _ = _get_forward_diffs(cgf, top)
-    i = np.arange(2, top + 1, dtype=float)
-    half = 1 / z**2
-    log_f2m1 = half + math.log1p(-math.exp(-half))
-    lo = deltas[(2 * np.floor(i / 2)).astype(int) - 1]
-    hi = deltas[(2 * np.ceil(i / 2)).astype(int) - 1]
-    moment = np.minimum(math.log(4) + 0.5 * (lo + hi), math.log(2) + cgf(i - 1))
-    moment[0] = min(math.log(4) + log_f2m1, half + math.log(2))
-    a = alphas[:, None]
-    with np.errstate(invalid="ignore"):
-        log_comb = special.gammaln(a + 1) - special.gammaln(i + 1) - special.gammaln(a - i + 1)
-    terms = np.where(i[None, :] <= a, log_comb + i * math.log(q) + moment[None, :], -np.inf)
-    log_a = np.logaddexp(0.0, special.logsumexp(terms, axis=1))
-    return log_a / (alphas - 1)
-
-
 @dataclass(frozen=True)
 class TightEpsilon:
     """ε of a schedule by an accountant, with its sampling and neighbouring relation spelled out."""
@@ -533,12 +497,12 @@ def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = 
     optimum at order 256 (then only an upper bound of what more orders would give).
     """
     q, steps, label = _schedule(setting, sampling)
-    per_step = wor_rdp(sample_rate=q, noise_multiplier=noise_multiplier)
+    per_step = rdp_without_replacement_gaussian(sample_rate=q, noise_multiplier=noise_multiplier)
     eps, order = rdp.epsilon_from_rdp(rdp=steps * per_step, orders=WOR_ORDERS, delta=setting.delta,
                                       conversion=conversion)
     return TightEpsilon(epsilon=eps, delta=setting.delta, noise_multiplier=float(noise_multiplier), sample_rate=q,
                         steps=steps, order=order, sampling=label, neighboring_relation=NEIGHBORING_RELATION,
-                        accountant=f"RDP, Wang-Balle-Kasiviswanathan 2019 Thm 27 (dp-accounting), {conversion} "
+                        accountant=f"RDP, Wang-Balle-Kasiviswanathan 2019 Thm 27, {conversion} "
                                    "conversion", capped=order == WOR_MAX_ORDER)
 
 
@@ -549,7 +513,8 @@ CURVE_ORDERS: tuple[float, ...] = tuple(float(order) for order in [*range(2, 65)
 def tight_epsilon_after_each_step(*, setting: Setting, noise_multiplier: float) -> np.ndarray:
     """Tight ε (same model as :func:`tight_epsilon` with ``sampling="paper"``, improved conversion) after each of
     the T iterations, on :data:`CURVE_ORDERS`: an upper bound of the full-grid value at every step."""
-    per_step = wor_rdp(sample_rate=setting.gamma, noise_multiplier=noise_multiplier, orders=CURVE_ORDERS)
+    per_step = rdp_without_replacement_gaussian(sample_rate=setting.gamma, noise_multiplier=noise_multiplier,
+                                                orders=CURVE_ORDERS)
     cumulative = np.arange(1, setting.steps + 1, dtype=float)[:, None] * per_step[None, :]
     per_order = rdp._epsilon_per_order(cumulative, np.asarray(CURVE_ORDERS), setting.delta, "improved")
     return np.maximum(per_order.min(axis=1), 0.0)

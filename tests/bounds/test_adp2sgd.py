@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedplan.bounds import adp2sgd as x
+from fedplan.bounds.rdp_without_replacement import rdp_without_replacement_gaussian
 
 CIFAR = x.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
 FAST = settings(max_examples=50, deadline=None)
@@ -45,7 +46,7 @@ def test_smallest_dataset_sets_gamma():
     lambda: x.Topology(workers=1, rho=0.5),
     lambda: x.Topology(workers=4, rho=1.0),
     lambda: x.tight_epsilon(setting=CIFAR, noise_multiplier=2, sampling="poisson"),
-    lambda: x.wor_rdp(sample_rate=0.01, noise_multiplier=1, orders=(2.5,)),
+    lambda: rdp_without_replacement_gaussian(sample_rate=0.01, noise_multiplier=1, orders=(2.5,)),
     lambda: x.noise_std(noise_multiplier=1, clipping_norm=1, batch_size=8, noise_on="total"),
 ])
 def test_bad_arguments_raise_value_error(call):
@@ -81,14 +82,15 @@ def test_paper_variant_flags_noise_on_the_sum():
 # ---------------------------------------------------------------- tight accountant
 
 @pytest.mark.parametrize("q,z", [(0.00512, 1.5), (0.08192, 0.8), (3e-5, 4.0), (0.5, 2.0)])
-def test_wor_rdp_matches_dp_accounting_rdp_accountant(q, z):
+def test_without_replacement_rdp_matches_dp_accounting_rdp_accountant(q, z):
     orders = (2.0, 3.0, 7.0, 20.0, 64.0, 128.0)
     accountant = dp_accounting.rdp.RdpAccountant(orders=list(orders),
                                                  neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     population = 100_000
     accountant.compose(dp_accounting.SampledWithoutReplacementDpEvent(population, round(q * population),
                                                                       dp_accounting.GaussianDpEvent(z)))
-    ours = x.wor_rdp(sample_rate=round(q * population) / population, noise_multiplier=z, orders=orders)
+    ours = rdp_without_replacement_gaussian(sample_rate=round(q * population) / population, noise_multiplier=z,
+                                            orders=orders)
     np.testing.assert_allclose(ours, accountant._rdp, rtol=1e-10)
 
 
