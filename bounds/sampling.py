@@ -286,9 +286,10 @@ def _mixture(sample_rate: float, dataset_size: int | None, total_steps: int):
 @functools.lru_cache(maxsize=64)
 def _binomial_mixture(draws: int, dataset_size: int, tail: float):
     law = stats.binom(draws, 1 / dataset_size)
-    top = int(law.isf(tail)) if law.sf(draws - 1) > tail else draws
-    while top < draws and law.sf(top) > tail:
-        top += 1
+    low, top = -1, draws  # the smallest k with P(K > k) ≤ tail, by bisection (scipy's isf is inexact this far out)
+    while top - low > 1:
+        middle = (low + top) // 2
+        low, top = (low, middle) if law.sf(middle) <= tail else (middle, top)
     if top + 1 > MAX_MIXTURE_COMPONENTS:
         raise ValueError(f"with_replacement: s = {draws} draws from N = {dataset_size} give {top + 1} "
                          f"multiplicities to account (limit {MAX_MIXTURE_COMPONENTS}); use fewer draws per step")

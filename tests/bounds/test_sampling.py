@@ -1,0 +1,258 @@
+"""Accounting of each sampling × neighbouring relation (bounds/sampling.py, docs/SAMPLING.md).
+
+References are independent of the code under test: direct numerical integration of the continuous
+dominating pair, mpmath, dp-accounting's own events at a finer spacing, and printed numbers.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from dp_accounting import NeighboringRelation, dp_event, pld
+from dp_accounting import rdp as dp_rdp
+from scipy import integrate, stats
+
+from fedplan.bounds import accounting, sampling
+
+DELTA = 1e-5
+FLOWER = dict(sample_rate=0.05, noise_multiplier=1.67263, steps=200, delta=DELTA)
+
+
+def _dp_accounting_pld(event, relation=NeighboringRelation.ADD_OR_REMOVE_ONE, spacing=2e-5):
+    accountant = pld.PLDAccountant(relation, value_discretization_interval=spacing)
+    return accountant.compose(event).get_epsilon(DELTA)
+
+
+def _poisson_event(q, sigma, steps):
+    return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
+
+
+# --- §1: fixed size, replace-one: the symmetrised pair --------------------------------------------------------
+
+
+def _two_step_delta_of_symmetric_pair(p: float, s: float, eps: float) -> float:
+    """δ(ε) of two compositions of the continuous symmetric pair of C_p(G_{1/s}), by quadrature.
+
+    The pair's privacy loss under P̃ is L(y) for y ~ P = (1-p)N(0,s²) + pN(1,s²) on y > ½, -L(y) for
+    y ~ Q = N(0,s²) on y > ½ (ω(-l) = e^{-l}ω(l) is Q's law of L), and 0 with the remaining mass.
+    One step's E[(1 - e^{c - L})_+] is closed form (dP = e^L dQ); the first step is integrated by quad.
+    """
+    def loss(y):
+        return math.log(1 - p + p * math.exp((2 * y - 1) / (2 * s * s)))
+
+    def inverse_loss(value):  # y with L(y) = value (L increases in y)
+        return s * s * math.log((math.exp(value) - 1 + p) / p) + 0.5 if math.exp(value) > 1 - p else -math.inf
+
+    def p_tail(y):
+        return (1 - p) * stats.norm.sf(y, 0, s) + p * stats.norm.sf(y, 1, s)
+
+    def q_tail(y):
+        return stats.norm.sf(y, 0, s)
+
+    atom = 1 - p_tail(0.5) - q_tail(0.5)
+
+    def one_step(c):
+        """E[(1 - e^{c - L})_+] under the symmetric pair's loss law."""
+        start = max(0.5, inverse_loss(c))  # positive part: y ~ P with L(y) > c
+        total = p_tail(start) - math.exp(c) * q_tail(start)
+        if c < 0:  # mirrored part: y ~ Q on ½ < y < L⁻¹(-c), loss -L(y) > c
+            top = inverse_loss(-c)
+            total += (q_tail(0.5) - q_tail(top)) - math.exp(c) * (p_tail(0.5) - p_tail(top))
+            total += atom * -math.expm1(c)
+        return total
+
+    def density_p(y):
+        return (1 - p) * stats.norm.pdf(y, 0, s) + p * stats.norm.pdf(y, 1, s)
+
+    top = 0.5 + 16 * s
+    first, _ = integrate.quad(lambda y: density_p(y) * one_step(eps - loss(y)), 0.5, top, epsabs=1e-15,
+                              epsrel=1e-12, limit=500)
+    mirrored, _ = integrate.quad(lambda y: stats.norm.pdf(y, 0, s) * one_step(eps + loss(y)), 0.5, top,
+                                 epsabs=1e-15, epsrel=1e-12, limit=500)
+    return first + mirrored + atom * one_step(eps)
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.8])
+def test_symmetrised_pair_composes_like_the_continuous_pair(eps):
+    exact = _two_step_delta_of_symmetric_pair(0.2, 1.0, eps)
+    ours = sampling._symmetrised_step(0.2, 1.0, 1e-4).self_compose(2).get_delta_for_epsilon(eps)
+    assert exact <= ours <= exact * (1 + 1e-5)
+
+
+def test_symmetrised_step_profile_is_the_remove_pairs_above_zero():
+    from dp_accounting.pld import privacy_loss_mechanism as mechanism
+
+    spacing = 1e-3
+    remove = mechanism.GaussianPrivacyLoss(0.9, sampling_prob=0.1, adjacency_type=mechanism.AdjacencyType.REMOVE)
+    grid = np.arange(0, 3000) * spacing
+    ours = sampling._symmetrised_step(0.1, 0.9, spacing).get_delta_for_epsilon(grid)
+    truth = np.asarray(remove.get_delta_for_epsilon(grid))
+    assert np.all(ours >= truth - 1e-15)
+    assert np.allclose(ours, truth, rtol=1e-9, atol=1e-15)
+
+
+def test_fixed_size_replace_one_pld_is_sandwiched():
+    """Below WBK'19's RDP bound for these points, and above the composition of f_p alone (a lower bound)."""
+    for q, sigma, steps in [(0.05, 3.34526, 200), (0.01, 2.0, 1000), (0.2, 6.0, 50)]:
+        ours = accounting.get_epsilon(sample_rate=q, noise_multiplier=sigma, steps=steps, delta=DELTA,
+                                      sampling="fixed_size", neighboring_relation="replace_one")
+        rdp_bound = accounting.get_epsilon(sample_rate=q, noise_multiplier=sigma, steps=steps, delta=DELTA,
+                                           sampling="fixed_size", neighboring_relation="replace_one",
+                                           accountant="rdp")
+        lower = _dp_accounting_pld(_poisson_event(q, sigma / 2, steps))
+        assert ours.accountant == "pld" and ours.bound == "tight"
+        assert lower <= ours.epsilon <= rdp_bound.epsilon
+
+
+# --- §5: Flower -------------------------------------------------------------------------------------------------
+
+
+def test_flower_number():
+    """Flower's RdpAccountant (WITHOUT_REPLACEMENT, REPLACE_ONE) at σ_F = 1.67263 prints 4.6157 (anchors.md §11):
+    dp-accounting's event reads σ as noise / replace sensitivity, so fedplan reproduces it at 2σ_F."""
+    flower_event = dp_event.SelfComposedDpEvent(
+        dp_event.SampledWithoutReplacementDpEvent(1000, 50, dp_event.GaussianDpEvent(1.67263)), 200)
+    flower = dp_rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE).compose(
+        flower_event).get_epsilon(DELTA)
+    assert flower == pytest.approx(4.6157, abs=5e-5)
+    ours = accounting.get_epsilon(**(FLOWER | {"noise_multiplier": 2 * 1.67263}), sampling="fixed_size",
+                                  neighboring_relation="replace_one", dataset_size=1000, accountant="rdp")
+    assert ours.epsilon == pytest.approx(flower, rel=1e-3) and ours.epsilon >= flower * (1 - 1e-9)
+    tight = accounting.get_epsilon(**(FLOWER | {"noise_multiplier": 2 * 1.67263}), sampling="fixed_size",
+                                   neighboring_relation="replace_one", dataset_size=1000)
+    assert tight.epsilon == pytest.approx(2.2472, abs=2e-3)  # docs/SAMPLING.md §5
+    at_flowers_sigma = accounting.get_epsilon(**FLOWER, sampling="fixed_size", neighboring_relation="replace_one",
+                                              dataset_size=1000)
+    assert at_flowers_sigma.epsilon > 2 * tight.epsilon
+    assert "replace-one neighbouring data sets under fixed-size sampling" in at_flowers_sigma.statement()
+
+
+# --- §2: fixed size, add/remove-one; Poisson under replace-one --------------------------------------------------
+
+
+def test_fixed_size_add_remove_is_poisson_at_half_noise_and_above_poisson():
+    ours = accounting.get_epsilon(**FLOWER, sampling="fixed_size", dataset_size=1000)
+    reference = _dp_accounting_pld(_poisson_event(0.05, 1.67263 / 2, 200))
+    poisson = accounting.get_epsilon(**FLOWER)
+    assert reference <= ours.epsilon <= reference * 1.001
+    assert ours.epsilon > 3 * poisson.epsilon and ours.bound == "upper bound"
+
+
+def test_poisson_replace_one_matches_dp_accounting():
+    ours = accounting.get_epsilon(**FLOWER, neighboring_relation="replace_one")
+    reference = _dp_accounting_pld(_poisson_event(0.05, 1.67263, 200), NeighboringRelation.REPLACE_ONE)
+    assert reference <= ours.epsilon <= reference * 1.001
+
+
+# --- §3: with replacement -----------------------------------------------------------------------------------------
+
+
+def test_one_draw_with_replacement_is_poisson_at_rate_one_over_n():
+    """s = 1 draw: the mixture is (1-1/N)N(0) + (1/N)N(2), the Poisson pair at q = 1/N and σ/2."""
+    ours = accounting.get_epsilon(sample_rate=1 / 50, noise_multiplier=1.5, steps=300, delta=DELTA,
+                                  sampling="with_replacement", dataset_size=50)
+    reference = _dp_accounting_pld(_poisson_event(1 / 50, 0.75, 300))
+    assert reference <= ours.epsilon <= reference * 1.001
+
+
+def test_with_replacement_matches_the_mixture_event_and_exceeds_fixed_size():
+    n, s, sigma, steps = 200, 20, 2.0, 100
+    law = stats.binom(s, 1 / n)
+    ks = np.arange(0, 21)  # P(K > 20) < 1e-30
+    event = dp_event.SelfComposedDpEvent(dp_event.MixtureOfGaussiansDpEvent(
+        sigma, [2.0 * k for k in ks], list(law.pmf(ks) / law.pmf(ks).sum())), steps)
+    ours = accounting.get_epsilon(sample_rate=s / n, noise_multiplier=sigma, steps=steps, delta=DELTA,
+                                  sampling="with_replacement", dataset_size=n)
+    reference = _dp_accounting_pld(event, spacing=ours.pld_spacing / 2)
+    fixed = accounting.get_epsilon(sample_rate=s / n, noise_multiplier=sigma, steps=steps, delta=DELTA,
+                                   sampling="fixed_size", dataset_size=n)
+    assert reference <= ours.epsilon <= reference * 1.001
+    assert ours.epsilon > fixed.epsilon
+
+
+def test_with_replacement_tail_is_charged():
+    ks, probs, left_out = sampling._binomial_mixture(1000, 100, 1e-24)
+    assert left_out <= 1e-24 and probs.sum() == pytest.approx(1.0)
+    assert stats.binom(1000, 0.01).sf(ks[-1]) == pytest.approx(left_out, rel=1e-6)
+    added_delta, added_epsilon = sampling.MECHANISMS[("with_replacement", "add_or_remove_one")].adjustments(
+        [(0.1, 1.0, 50)], 10_000)
+    assert 0 < added_delta <= 50 * 1e-24 / 50 and added_epsilon == pytest.approx(added_delta, rel=1e-6)
+
+
+# --- §4: shuffle --------------------------------------------------------------------------------------------------
+
+
+def _mp_gaussian_delta(mu, eps):
+    mpmath.mp.dps = 50
+    mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+    return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("relation, sensitivity", [("add_or_remove_one", 1), ("replace_one", 2)])
+def test_shuffle_is_the_exact_gaussian_of_its_participations(relation, sensitivity):
+    # q = 0.01 → 100 steps per epoch; 250 steps start 3 epochs → 3 participations.
+    result = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=4.0, steps=250, delta=DELTA,
+                                    sampling="shuffle", neighboring_relation=relation)
+    mu = sensitivity * math.sqrt(3) / 4.0
+    assert result.accountant == "exact" and result.bound == "upper bound"
+    assert _mp_gaussian_delta(mu, result.epsilon) <= DELTA * (1 + 1e-9)
+    assert _mp_gaussian_delta(mu, result.epsilon * (1 - 1e-6)) > DELTA
+
+
+def test_participations():
+    assert sampling.participations(0.01, 100) == 1
+    assert sampling.participations(0.01, 101) == 2
+    assert sampling.participations(0.3, 7) == 3  # ⌊1/0.3⌋ = 3 steps per epoch
+
+
+# --- calibration: ε(result) ≤ target, re-checked with the same sampling ------------------------------------------
+
+
+@pytest.mark.parametrize("model", [
+    dict(sampling="poisson", neighboring_relation="replace_one"),
+    dict(sampling="fixed_size", neighboring_relation="add_or_remove_one", dataset_size=2000),
+    dict(sampling="fixed_size", neighboring_relation="replace_one", dataset_size=2000),
+    dict(sampling="with_replacement", neighboring_relation="add_or_remove_one", dataset_size=2000),
+    dict(sampling="shuffle", neighboring_relation="add_or_remove_one"),
+])
+def test_calibrated_noise_meets_the_target_for_every_sampling(model):
+    target = 2.0
+    result = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=0.05,
+                                                   steps=200, **model)
+    assert result.sampling == model["sampling"] and result.neighboring_relation == model["neighboring_relation"]
+    recheck = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=result.value, steps=200, delta=DELTA,
+                                      **model)
+    assert recheck.epsilon <= target and result.epsilon <= target
+    slightly_less = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=result.value * 0.99, steps=200,
+                                           delta=DELTA, **model)
+    assert slightly_less.epsilon > target * 0.995  # the answer is not needlessly noisy
+
+
+def test_calibrated_batch_size_is_whole_with_a_dataset_size():
+    result = accounting.calibrate_sample_rate(target_epsilon=2.0, target_delta=DELTA, noise_multiplier=2.0,
+                                              steps=200, sampling="with_replacement", dataset_size=1000)
+    batch = result.value * 1000
+    assert batch == round(batch)
+    assert accounting.get_epsilon(sample_rate=result.value, noise_multiplier=2.0, steps=200, delta=DELTA,
+                                  sampling="with_replacement", dataset_size=1000).epsilon <= 2.0
+    assert accounting.get_epsilon(sample_rate=(batch + 1) / 1000, noise_multiplier=2.0, steps=200, delta=DELTA,
+                                  sampling="with_replacement", dataset_size=1000).epsilon > 2.0
+
+
+def test_calibrated_steps_for_shuffle_and_fixed_size():
+    for model in (dict(sampling="shuffle"), dict(sampling="fixed_size", neighboring_relation="replace_one")):
+        result = accounting.calibrate_steps(target_epsilon=3.0, target_delta=DELTA, sample_rate=0.01,
+                                            noise_multiplier=3.0, **model)
+        ok = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=3.0, steps=result.value, delta=DELTA, **model)
+        over = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=3.0, steps=result.value + 1,
+                                      delta=DELTA, **model)
+        if model["sampling"] == "shuffle":  # ε only grows when a new epoch starts
+            assert ok.epsilon <= 3.0 < over.epsilon and (result.value + 1) % 100 == 1
+        else:
+            assert ok.epsilon <= 3.0 < over.epsilon
+
+
+def test_no_rdp_fallback_where_there_is_no_rdp_bound():
+    with pytest.raises(ValueError, match="no RDP bound to fall back to"):
+        accounting.get_epsilon(**FLOWER, sampling="with_replacement", dataset_size=1000, time_budget=1e-9)
