@@ -734,10 +734,19 @@ def calibrate(parameter: str, **kwargs) -> CalibrationResult:
     return solvers[parameter](**kwargs)
 
 
-def epsilon_curve(*, sample_rate: float, noise_multiplier: float, steps: Sequence[int], delta: float) -> list[float]:
-    """RDP ε after each number of steps in ``steps`` (fast: the one-step RDP is computed once)."""
+def epsilon_curve(*, sample_rate: float, noise_multiplier: float, steps: Sequence[int], delta: float,
+                  sampling: str = "poisson", neighboring_relation: str = "add_or_remove_one",
+                  dataset_size: int | None = None) -> list[float]:
+    """The fast accountant's ε after each number of steps in ``steps``: RDP (the one-step RDP computed once for
+    Poisson), or the exact profile for ``shuffle``. Samplings without an RDP bound raise (use PLD points)."""
     q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    one_step = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma)
-    return [rdp.epsilon_from_rdp(rdp=check_steps(t) * one_step, orders=rdp.RDP_ORDERS, delta=delta)[0]
-            for t in steps]
+    model = _check_common("rdp", neighboring_relation, None, sampling, dataset_size)
+    if model.mechanism.sampling == "poisson":
+        one_step = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma)
+        return [rdp.epsilon_from_rdp(rdp=check_steps(t) * one_step, orders=rdp.RDP_ORDERS, delta=delta)[0]
+                for t in steps]
+    found = model.mechanism
+    if found.exact_method:
+        return [found.exact_epsilon([(q, sigma, check_steps(t))], delta) for t in steps]
+    return [found.rdp_epsilon([(q, sigma, check_steps(t))], delta)[0] for t in steps]

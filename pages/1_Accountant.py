@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import accounting
+from fedplan.bounds import accounting, sampling
 from fedplan.pages.widgets import Form, report
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
@@ -22,25 +22,49 @@ from fedplan.planner.uploads import segments_from_upload
 
 st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
 
-ASSUMPTIONS = ("Assumptions behind every number: Poisson sampling (each example joins a step independently with "
-               "probability q), add/remove-one neighbouring data sets, Gaussian noise with noise multiplier "
-               "σ = noise standard deviation / clipping norm.")
+ASSUMPTIONS = ("Every number assumes the sampling and neighbouring relation chosen below and Gaussian noise with "
+               "noise multiplier σ = noise standard deviation / clipping norm on a sum of contributions clipped to "
+               "norm C. Derivations: docs/SAMPLING.md.")
 #: Seconds the PLD accountant may take in the app before the RDP answer is reported instead.
 TIME_BUDGET = 10.0
 CALIBRATIONS = {"noise_multiplier": CalibrateNoise, "steps": CalibrateSteps, "sample_rate": CalibrateSampleRate}
 #: The schedule's fields as the page labels them, with the page's defaults.
-SCHEDULE_FIELDS = (("sample_rate", "Sample rate q (Poisson)", "0.01"),
+SCHEDULE_FIELDS = (("sample_rate", "Sample rate q (share of the data per step)", "0.01"),
                    ("noise_multiplier", "Noise multiplier σ", "1.1"), ("steps", "Steps T", "10000"))
+
+
+def sampling_fields(form: Form) -> None:
+    """The run's sampling model: sampling, neighbouring relation and, where it matters, N."""
+    form.field("sampling", "Sampling", widget="selectbox",
+               format_func=lambda name: f"{name}: {sampling.SAMPLING_HELP[name]}")
+    form.field("neighboring_relation", "Neighbouring relation", widget="selectbox",
+               format_func=lambda name: f"{name}: {sampling.RELATION_HELP[name]}")
+    form.field("dataset_size", "Data set size N (records or clients; needed for with_replacement)", default="")
+
+
+def fast_accountant(request) -> str | None:
+    """The second accountant shown next to the tight one: rdp where the run has an RDP bound, else none."""
+    found = sampling.MECHANISMS.get((request.sampling, request.neighboring_relation))
+    return "rdp" if found is not None and found.rdp_method else None
 
 
 def epsilon_chart(request: Epsilon, pld_points: list[tuple[int, float]]):
     steps = request.steps
     grid = np.unique(np.geomspace(1, max(2 * steps, 10), 120).astype(int))
-    rdp_curve = accounting.epsilon_curve(sample_rate=request.sample_rate, noise_multiplier=request.noise_multiplier,
-                                         steps=grid, delta=request.delta)
-    frame = pd.DataFrame({"steps": grid, "epsilon": rdp_curve, "accountant": "RDP"})
-    pld_frame = pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD")
-    colour = alt.Color("accountant", scale=alt.Scale(domain=["PLD", "RDP"], range=["#d62728", "#1f77b4"]))
+    frames = [pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD")]
+    found = sampling.MECHANISMS[(request.sampling, request.neighboring_relation)]
+    curve_name = "exact" if found.exact_method else "RDP"
+    if found.rdp_method or found.exact_method:
+        curve = accounting.epsilon_curve(sample_rate=request.sample_rate, noise_multiplier=request.noise_multiplier,
+                                         steps=grid, delta=request.delta, sampling=request.sampling,
+                                         neighboring_relation=request.neighboring_relation,
+                                         dataset_size=request.dataset_size)
+        frames = [pd.DataFrame({"steps": grid, "epsilon": curve, "accountant": curve_name})]
+        if not found.exact_method:
+            frames.append(pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD"))
+    frame, pld_frame = frames[0], frames[-1]
+    colour = alt.Color("accountant", scale=alt.Scale(domain=["PLD", "RDP", "exact"],
+                                                     range=["#d62728", "#1f77b4", "#2ca02c"]))
     line = alt.Chart(frame).mark_line().encode(x=alt.X("steps", scale=alt.Scale(type="log")), y="epsilon",
                                                color=colour)
     dots = alt.Chart(pld_frame).mark_point(filled=True, size=70).encode(x="steps", y="epsilon", color=colour)
@@ -67,21 +91,26 @@ def epsilon_page() -> None:
         for name, label, default in SCHEDULE_FIELDS:
             form.field(name, label, default=default)
         form.field("delta", "δ", default="1e-5")
+        sampling_fields(form)
         show_curve = st.checkbox("Add PLD points to the curve (slower)", value=False)
         request = form.build(time_budget=TIME_BUDGET)
         pld = form.answer(request)
-        rdp = form.answer(request and replace(request, accountant="rdp"))
-    if pld is None or rdp is None:
+        second = request and fast_accountant(request)
+        rdp = form.answer(replace(request, accountant=second)) if second else None
+    if pld is None or (second and rdp is None):
         return
     with right:
-        first, second, third = st.columns(3)
-        first.metric(f"ε ({pld['accountant'].upper()}, tight)", epsilon_text(pld["epsilon"]))
-        second.metric("ε (RDP)", epsilon_text(rdp["epsilon"]))
-        third.metric("RDP overstates ε by", f"{100 * (rdp['epsilon'] / pld['epsilon'] - 1):.1f} %")
+        first, middle, third = st.columns(3)
+        first.metric(f"ε ({pld['accountant'].upper()}, {pld['bound']})", epsilon_text(pld["epsilon"]))
+        if rdp is not None and pld["accountant"] != "rdp":
+            middle.metric("ε (RDP)", epsilon_text(rdp["epsilon"]))
+            third.metric("RDP overstates ε by", f"{100 * (rdp['epsilon'] / pld['epsilon'] - 1):.1f} %")
+        elif rdp is None and pld["accountant"] == "pld":
+            middle.caption("No RDP bound is implemented for this sampling: PLD only.")
         st.caption(pld.statement)
         if pld["fallback_reason"]:
             st.warning(pld["fallback_reason"])
-        points = pld_curve_points(request) if show_curve else [(request.steps, pld["epsilon"])]
+        points = pld_curve_points(request) if show_curve or not second else [(request.steps, pld["epsilon"])]
         st.altair_chart(epsilon_chart(request, points), width="stretch")
 
 
@@ -97,6 +126,7 @@ def schedule_file_page() -> None:
         upload = st.file_uploader("Schedule: CSV or JSON of segments (sample_rate, noise_multiplier, steps)",
                                   type=["csv", "json"])
         form.field("delta", "δ", default="1e-5", key="schedule_delta")
+        sampling_fields(form)
     if upload is None:
         form.error("upload a schedule file: one segment per row (CSV) or a JSON list of segments")
         return
@@ -106,15 +136,18 @@ def schedule_file_page() -> None:
         form.error(str(error))
         return
     request = form.build(segments=segments, time_budget=TIME_BUDGET)
-    with right, st.spinner("Accounting the schedule (PLD and RDP)…"):
-        results = {name: form.answer(request and replace(request, accountant=name)) for name in ("pld", "rdp")}
+    names = ("pld", "rdp") if request and fast_accountant(request) else ("pld",)
+    with right, st.spinner("Accounting the schedule…"):
+        results = {name: form.answer(request and replace(request, accountant=name)) for name in names}
     if None in results.values():
         return
     with right:
         first, second = st.columns(2)
-        first.metric(f"ε ({results['pld']['accountant'].upper()}, tight)", epsilon_text(results["pld"]["epsilon"]))
-        second.metric("ε (RDP)", epsilon_text(results["rdp"]["epsilon"]))
-        st.caption(results["pld"].statement)
+        tight = results["pld"]
+        first.metric(f"ε ({tight['accountant'].upper()}, {tight['bound']})", epsilon_text(tight["epsilon"]))
+        if "rdp" in results and tight["accountant"] != "rdp":
+            second.metric("ε (RDP)", epsilon_text(results["rdp"]["epsilon"]))
+        st.caption(tight.statement)
 
 
 def calibration_page() -> None:
@@ -127,6 +160,7 @@ def calibration_page() -> None:
         for name, label, default in SCHEDULE_FIELDS:
             if name != parameter:
                 form.field(name, label, default=default)
+        sampling_fields(form)
         request = form.build(time_budget=TIME_BUDGET)
     with right, st.spinner("Calibrating (RDP bracket, then PLD)…"):
         answer = form.answer(request)
@@ -136,7 +170,8 @@ def calibration_page() -> None:
         first, second = st.columns(2)
         first.metric(f"{parameter} ({answer['accountant'].upper()})", f"{answer['value']:.6g}",
                      help=f"ε = {epsilon_text(answer['epsilon'], 6)}")
-        second.metric(f"{parameter} (RDP)", f"{answer['rdp_value']:.6g}")
+        if answer["rdp_value"] is not None and answer["accountant"] == "pld":
+            second.metric(f"{parameter} (RDP)", f"{answer['rdp_value']:.6g}")
         st.caption(answer.statement)
         if answer["fallback_reason"]:
             st.warning(answer["fallback_reason"])

@@ -21,14 +21,41 @@ def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
     assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979
     assert metric(app, "ε (PLD") == "5.1937"  # 5.19362 rounded up, never down
     assert metric(app, "ε (RDP)") == "5.6320"
-    assert any("Poisson sampling" in m.value for m in app.markdown)
+    assert any("under Poisson sampling" in m.value and "add/remove-one" in m.value for m in app.caption)
+
+
+def test_the_sampling_that_runs_is_accounted(app):
+    app.selectbox[0].set_value("fixed_size").run()
+    app.selectbox[1].set_value("replace_one").run()
+    assert not app.exception and not app.error
+    # PLD of the symmetrised pair (docs/SAMPLING.md §1) and WBK'19's RDP, both at σ/2: far above Poisson's 5.19
+    assert float(metric(app, "ε (PLD, tight)")) > 2 * 5.1937
+    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD, tight)"))
+    assert any("under fixed-size sampling" in m.value and "replace-one" in m.value for m in app.caption)
+    app.selectbox[0].set_value("with_replacement").run()
+    app.selectbox[1].set_value("add_or_remove_one").run()
+    assert not app.exception
+    assert errors(app) == ["sampling=with_replacement needs dataset_size (N): a record's multiplicity among "
+                           "s = qN draws is Binomial(s, 1/N)"]
+    app.selectbox[0].set_value("shuffle").run()
+    assert not app.exception and not app.error
+    assert float(metric(app, "ε (EXACT, upper bound)")) > 5.1937
+
+
+def test_an_unsupported_combination_is_refused_by_the_widget(app):
+    app.text_input[4].set_value("1000000").run()  # N = 10⁶: q·N = 10⁴ draws per step
+    app.selectbox[0].set_value("with_replacement").run()
+    app.selectbox[1].set_value("replace_one").run()
+    assert not app.exception
+    assert errors(app)[0].startswith("sampling=with_replacement with neighboring_relation=replace_one is not "
+                                     "supported")
 
 
 def test_bad_input_is_the_requests_message_under_its_widget(app):
     app.text_input[0].set_value("1.5").run()
     assert not app.exception
     assert errors(app) == [refusal(Epsilon, **{**SCHEDULE, "sample_rate": 1.5})]
-    assert error_under(app, "Sample rate q (Poisson)") == errors(app)[0]
+    assert error_under(app, "Sample rate q (share of the data per step)") == errors(app)[0]
     app.text_input[0].set_value("abc").run()
     assert errors(app) == ["sample_rate must be a number; got 'abc'"]
     app.text_input[0].set_value("0.01")
