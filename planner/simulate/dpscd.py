@@ -19,7 +19,11 @@ gradients ℓ′(z)x clipped to C (with ‖x‖ = 1 the clip is on the scalar �
 Privacy (:func:`dp_ledger`): ε of T Poisson-subsampled Gaussian releases at rate q with multiplier σ under the
 named accountant (``ma128`` the thesis' choice, or ``rdp``/``pld``), add/remove-one neighbours; for DP-SCD this
 holds when only v (θ) is released — releasing α reveals B (``epsilon_if_batch_revealed``, spec C3). A run
-with ``sampling="fixed"`` is not covered by the Poisson accountant and its ledger says so.
+with ``sampling="fixed"`` draws exactly L distinct of the N examples per iteration (uniformly, without
+replacement) and is accounted as such: ``bounds.accounting`` with ``sampling="fixed_size"``,
+``dataset_size=N``, add/remove-one as the thesis' proof (L1328; ``bounds.sampling``: the Poisson accountant
+at rate L/N and noise multiplier σ/2, an upper bound). ``ma128`` is a Poisson-only accountant, so a fixed run
+asked for it is accounted by ``rdp`` and its ledger says so.
 """
 
 from __future__ import annotations
@@ -32,14 +36,15 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit
 
-from fedplan.bounds import dpscd
+from fedplan.bounds import accounting, dpscd
+from fedplan.bounds.sampling import SAMPLING_HELP
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.simulate.data import Dataset, load_dataset
 from fedplan.planner.simulate.engine import finite_or_none, spawn_generators
 from fedplan.planner.simulate.models import Model, is_finite
 from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
-__all__ = ["DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "DualProblem", "calibrate_pair", "dp_ledger",
+__all__ = ["DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "SAMPLING_KEYS", "DualProblem", "calibrate_pair", "dp_ledger",
            "make_dual_problem", "preset_problem", "run_dpscd", "run_dpscd_preset", "run_dpsgd"]
 
 LOSSES = ("ridge", "logistic", "hinge")
@@ -210,30 +215,63 @@ def _loss_derivative(problem: DualProblem, z: np.ndarray, y: np.ndarray) -> np.n
     return np.where(y * z < 1, -y, 0.0)
 
 
-def dp_ledger(*, sample_rate: float, noise_multiplier: float, steps: int, delta: float, accountant: str = "ma128",
-              sampling: str = "poisson", release: str = "v") -> dict:
-    """ε of the executed releases: T Poisson-subsampled Gaussians (q, σ) under ``accountant``, add/remove-one.
+#: The ``bounds.sampling`` key of each batch sampling the engine runs.
+SAMPLING_KEYS = {"poisson": "poisson", "fixed": "fixed_size"}
+#: Caveat of the fixed-size ledger: the coupling behind ``fixed_size`` accounting treats an iteration's release as
+#: a function of its batch and the public v; DP-SCD also carries each example's dual α between iterations.
+FIXED_SIZE_CAVEAT = ("The per-example dual variables alpha are kept between iterations and never released; as in the "
+                     "Poisson ledger, each iteration's release of v is accounted as a function of its batch and the "
+                     "public v.")
 
-    ``release="v"`` (DP-SCD, only v/θ public) or ``"gradient"`` (DP-SGD). σ = 0 means no privacy (ε = None).
+
+def dp_ledger(*, sample_rate: float, noise_multiplier: float, steps: int, delta: float, accountant: str = "ma128",
+              sampling: str = "poisson", release: str = "v", examples: int | None = None) -> dict:
+    """ε of the executed releases: T subsampled Gaussians (q, σ) under ``accountant``, add/remove-one.
+
+    ``sampling="poisson"``: Poisson-subsampled (``bounds.dpscd.epsilon_for_noise``); ``"fixed"``: exactly
+    L = qN distinct of the N = ``examples`` records per iteration, accounted by ``bounds.accounting`` with
+    ``sampling="fixed_size"`` and ``dataset_size=N`` (``ma128`` has no fixed-size bound: ``rdp`` is used and
+    the ledger says so). ``release="v"`` (DP-SCD, only v/θ public) or ``"gradient"`` (DP-SGD). σ = 0 means no
+    privacy (ε = None).
     """
     sampling = check_choice("sampling", sampling, SAMPLINGS)
     accountant = check_choice("accountant", accountant, dpscd.ACCOUNTANTS)
+    key = SAMPLING_KEYS[sampling]
     ledger = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant, "sample_rate": sample_rate,
               "noise_multiplier": noise_multiplier, "steps": int(steps),
-              "sampling": dpscd.SAMPLING if sampling == "poisson" else "fixed-size batches of L (not Poisson)",
+              "sampling": dpscd.SAMPLING if sampling == "poisson" else f"{key} ({SAMPLING_HELP[key]})",
               "neighboring_relation": dpscd.NEIGHBORING_RELATION}
+    if sampling == "fixed":
+        if examples is None:
+            raise ValueError("a fixed-size ledger needs examples (N, the records a batch of L is drawn from)")
+        ledger |= {"sampling_key": key, "dataset_size": check_int("examples", examples, low=1),
+                   "requested_accountant": accountant}
     if noise_multiplier == 0:
         return ledger | {"epsilon": None, "statement": "No noise: the run is not differentially private."}
-    epsilon = dpscd.epsilon_for_noise(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
-                                      delta=delta, accountant=accountant)
     what = "only the shared vector v (theta = v/(lambda N)) is released" if release == "v" else \
         "every noisy gradient sum is released"
-    statement = (f"epsilon = {epsilon:.6g} at delta = {delta:g} for T = {steps} Gaussian releases with noise "
-                 f"multiplier {noise_multiplier:.8g} at sampling rate q = {sample_rate:.6g} ({accountant}), "
-                 f"add/remove-one neighbours, Poisson sampling, when {what}.")
-    if sampling == "fixed":
-        statement += " CAUTION: this run drew fixed-size batches, which the Poisson accountant does not cover."
-    return ledger | {"epsilon": epsilon, "statement": statement}
+    if sampling == "poisson":
+        epsilon = dpscd.epsilon_for_noise(noise_multiplier=noise_multiplier, sample_rate=sample_rate, steps=steps,
+                                          delta=delta, accountant=accountant)
+        statement = (f"epsilon = {epsilon:.6g} at delta = {delta:g} for T = {steps} Gaussian releases with noise "
+                     f"multiplier {noise_multiplier:.8g} at sampling rate q = {sample_rate:.6g} ({accountant}), "
+                     f"add/remove-one neighbours, Poisson sampling, when {what}.")
+        return ledger | {"epsilon": epsilon, "statement": statement}
+    used = "rdp" if accountant == "ma128" else accountant
+    try:
+        answer = accounting.get_epsilon(delta=delta, sample_rate=sample_rate, noise_multiplier=noise_multiplier,
+                                        steps=steps, accountant=used, sampling=key,
+                                        neighboring_relation=dpscd.NEIGHBORING_RELATION, dataset_size=examples)
+    except ValueError as error:  # the executed batches are not accounted: say so, print no number
+        return ledger | {"epsilon": None, "not_accounted": str(error),
+                         "statement": f"not accounted: {error}. The run drew {ledger['sampling']}."}
+    substituted = (" The moments accountant ma128 covers Poisson sampling only; the RDP accountant was used."
+                   if used != accountant else "")
+    statement = (f"{answer.statement()} T = {steps} releases of noise multiplier {noise_multiplier:.8g}, L = "
+                 f"{round(sample_rate * examples)} of N = {examples} examples per iteration, when {what}."
+                 f"{substituted} {FIXED_SIZE_CAVEAT if release == 'v' else ''}").strip()
+    return ledger | {"epsilon": answer.epsilon, "accountant": answer.accountant, "bound": answer.bound,
+                     "source": answer.source, "statement": statement}
 
 
 @dataclass(frozen=True)
@@ -323,7 +361,7 @@ def run_dpscd(*, problem: DualProblem, batch_size: int, steps: int, clipping_nor
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None, "suboptimality": None}
     privacy = dp_ledger(sample_rate=batch / n, noise_multiplier=sigma, steps=steps, delta=delta,
-                        accountant=accountant, sampling=sampling, release="v")
+                        accountant=accountant, sampling=sampling, release="v", examples=n)
     config = {"source": SOURCE, **problem.describe(), "batch_size": batch, "steps": steps, "clipping_norm": c,
               "noise_multiplier": sigma, "noise_std": std, "sampling": sampling, "seed": seed,
               "eval_every": recorder.eval_every, "initial_suboptimality": problem.suboptimality(np.zeros(n)),

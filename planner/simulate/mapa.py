@@ -25,7 +25,10 @@ the clients' mean losses.
 
 Privacy (:func:`mapa_ledger`): every upload is pure ε_k-DP for replace-one neighbouring mini-batches; the
 ledger counts the uploads each edge actually made and composes them by basic composition (per edge: the
-headline; over all uploads: the paper's Σ_t ε_{k(t)}, L387), advanced and optimal composition.
+headline; over all uploads: the paper's Σ_t ε_{k(t)}, L387), advanced and optimal composition. The batches
+are drawn with replacement, but the noise is Laplace-type (pure DP), not Gaussian: ``bounds.accounting``'s
+with-replacement accountant (a mixture of Gaussians) does not apply, and the ledger says so instead of
+stating an amplified ε.
 """
 
 from __future__ import annotations
@@ -216,6 +219,13 @@ def run_mapa(*, problem: Problem, plan: li.MapaSchedule, epsilon, tau_policy: st
                              "update_rule": plan.update_rule, "theta": inputs["theta"]})
 
 
+#: Why the ledger states no with-replacement amplification (the accountant that models it is Gaussian-only).
+WITH_REPLACEMENT_ACCOUNTANT = ("not applicable: the upload noise is Laplace-type (pure epsilon-DP, li Eq. (6)), not "
+                               "Gaussian, so bounds.accounting's with_replacement accountant (a mixture of Gaussians, "
+                               "bounds.sampling) does not apply to these with-replacement batches; no amplified "
+                               "epsilon is stated")
+
+
 def mapa_ledger(*, uploads, epsilon, delta_slack: float, iterations: int) -> dict:
     """Per-edge totals of the uploads made (each pure ε_k-DP, replace-one): basic, advanced, optimal composition.
 
@@ -247,7 +257,9 @@ def mapa_ledger(*, uploads, epsilon, delta_slack: float, iterations: int) -> dic
                       f"the uploads it made (worst edge {worst}: {counts[worst]} uploads): epsilon <= {max(basic):.6g} "
                       f"(basic composition, delta = 0), or epsilon <= {best:.6g} at delta = {slack:g} (advanced "
                       f"{advanced[worst]:.6g}, optimal {optimal[worst]:.6g}). The paper's global sum over all "
-                      f"uploads (li L387) is {paper:.6g}."),
+                      f"uploads (li L387) is {paper:.6g}. With-replacement sampling accountant: "
+                      f"{WITH_REPLACEMENT_ACCOUNTANT}."),
+        "with_replacement_accountant": WITH_REPLACEMENT_ACCOUNTANT,
     }
 
 

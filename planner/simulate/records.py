@@ -6,8 +6,10 @@
   noise``); loss/accuracy/distance are evaluated every ``eval_every`` rounds and at the last round
   (other rows carry ``None``) because a full pass over the data costs more than a round.
 * :func:`gaussian_ledger` accounts what a run actually executed: every client's sequence of releases
-  (sample rate q, noise multiplier σ) is composed with :mod:`bounds.accounting` (Poisson sampling,
-  add/remove-one, the planner's model) and the worst client's ε is the run's ε.
+  (sample rate q, noise multiplier σ) is composed with :mod:`bounds.accounting` under the sampling the
+  engine executed (``poisson`` by default; ``with_replacement`` with each client's N_c, ``fixed_size``,
+  ``shuffle``: :mod:`bounds.sampling`) and the worst client's ε is the run's ε. A sampling the accountant
+  cannot account is reported as "not accounted" with the reason, never as another sampling's ε.
   :func:`laplace_ledger` does the same for pure-ε Laplace releases (basic composition).
 * :class:`SimulationResult` bundles the records, the final metrics, the ledger, the delay summary and
   the divergence flag; ``to_dict()`` is JSON-ready (``None`` where a number is unavailable, never NaN).
@@ -20,14 +22,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedplan.bounds import accounting
+from fedplan.bounds import sampling as samplings
 from fedplan.bounds.composition import basic_composition
-from fedplan.bounds.validation import check_int
+from fedplan.bounds.validation import check_choice, check_int
 from fedplan.planner.export import Schedule
 from fedplan.planner.simulate.engine import finite_or_none
 from fedplan.planner.simulate.models import Model
 
 __all__ = ["RECORD_FIELDS", "Diverged", "Evaluator", "RoundRecorder", "SimulationResult", "gaussian_ledger",
-           "laplace_ledger", "merge_releases"]
+           "laplace_ledger", "merge_releases", "sampling_description"]
 
 RECORD_FIELDS = ("round", "time", "loss", "accuracy", "dist_sq", "staleness", "noise")
 
@@ -105,41 +108,92 @@ def _dominated(schedule: tuple, other: tuple) -> bool:
             and schedule[last][2] <= other[last][2])
 
 
-#: What :func:`gaussian_ledger` accounts: Poisson sampling of each local example.
-POISSON_SAMPLING = "poisson (each local example joins a release with probability q)"
+def sampling_description(sampling: str) -> str:
+    """``"key (what it draws)"`` in :data:`bounds.sampling.SAMPLING_HELP`'s words, e.g. for a ledger or a schedule."""
+    return f"{sampling} ({samplings.SAMPLING_HELP[sampling]})"
 
 
-def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "",
-                    sampling: str = POISSON_SAMPLING) -> dict:
+def _accountant_for(sampling: str, neighboring_relation: str, accountant: str) -> tuple[str, str]:
+    """(accountant to call, note): the requested one, or ``pld`` where the sampling has no RDP bound.
+
+    Raises :class:`bounds.sampling.UnsupportedCombinationError` for a combination no accountant covers.
+    """
+    found = samplings.mechanism(sampling, neighboring_relation)
+    if accountant == "rdp" and found.rdp_method is None and found.exact_method is None and found.pld_method:
+        return "pld", (f"accountant rdp was requested, but {sampling} sampling with {neighboring_relation} "
+                       "neighbours has no RDP bound (bounds.sampling); the PLD accountant was used.")
+    return accountant, ""
+
+
+def gaussian_ledger(per_client, *, delta: float, accountant: str = "rdp", note: str = "", sampling: str = "poisson",
+                    dataset_sizes=None, neighboring_relation: str = "add_or_remove_one") -> dict:
     """ε of the executed releases: each client's segments composed exactly; the worst client counts.
 
     ``per_client`` holds, for every client, its releases in order as segments ``(sample_rate,
-    noise_multiplier, steps)`` (see :func:`merge_releases`). Schedules that are prefixes of another client's
-    are skipped (their ε is smaller). A release without noise (σ = 0) makes the run non-private:
-    ``epsilon`` is then ``None``. ``sampling`` says what was executed when it differs from the Poisson
-    model the accountant assumes.
+    noise_multiplier, steps)`` (see :func:`merge_releases`). ``sampling`` is the key (:data:`bounds.sampling.
+    SAMPLINGS`) of the sampling the engine executed and ``neighboring_relation`` the relation accounted;
+    ``dataset_sizes`` (one N, or one per client: the records a client's releases draw from) is passed to the
+    accountant for every sampling but ``poisson`` (``with_replacement`` needs it). Schedules that are prefixes
+    of another client's with the same N are skipped (their ε is smaller). A release without noise (σ = 0)
+    makes the run non-private: ``epsilon`` is then ``None``. Where the accountant refuses the executed
+    configuration (a ValueError: unsupported combination, PLD grid or time budget), ``epsilon`` is ``None``
+    and the statement begins with "not accounted:" and the reason; no other sampling's ε is printed.
+    ``accountant="rdp"`` for a sampling without an RDP bound (``with_replacement``) uses ``pld`` and says so.
     """
+    sampling = check_choice("sampling", sampling, samplings.SAMPLINGS)
+    neighboring_relation = check_choice("neighboring_relation", neighboring_relation,
+                                        samplings.NEIGHBORING_RELATIONS)
     schedules = [tuple(tuple(segment) for segment in segments) for segments in per_client]
+    if dataset_sizes is None or np.ndim(dataset_sizes) == 0:
+        sizes = [None if dataset_sizes is None else int(dataset_sizes)] * len(schedules)
+    else:
+        sizes = [int(size) for size in dataset_sizes]
+        if len(sizes) != len(schedules):
+            raise ValueError(f"dataset_sizes must be one number or one per client ({len(schedules)}); "
+                             f"got {len(sizes)}")
+    # Poisson does not need N: its accounting is the one it has always been (no N passed).
+    keyed = [(schedule, None if sampling == "poisson" else size) for schedule, size in zip(schedules, sizes,
+                                                                                            strict=True)]
     result = {"mechanism": "gaussian", "delta": float(delta), "accountant": accountant,
-              "sampling": sampling, "neighboring_relation": "add_or_remove_one",
+              "sampling": sampling, "sampling_description": sampling_description(sampling),
+              "neighboring_relation": neighboring_relation,
               "releases_per_client": [sum(segment[2] for segment in schedule) for schedule in schedules],
               "epsilon": 0.0, "worst_client": None, "note": note}
+    if sampling != "poisson":
+        result["requested_accountant"] = accountant
+        result["dataset_sizes"] = sizes
     if any(segment[1] == 0 for schedule in schedules for segment in schedule):
         result.update(epsilon=None, statement="Some releases carry no noise: the run is not differentially private.")
         return result
-    distinct = sorted(set(schedules), key=len)
-    maximal = [s for s in distinct if not any(_dominated(s, other) for other in distinct if other is not s)]
-    answers = {s: accounting.get_epsilon(segments=list(s), delta=delta, accountant=accountant) for s in maximal}
+    distinct = sorted(set(keyed), key=lambda item: len(item[0]))
+    maximal = [s for s in distinct
+               if not any(s[1] == other[1] and _dominated(s[0], other[0]) for other in distinct if other is not s)]
+    try:
+        used, accountant_note = _accountant_for(sampling, neighboring_relation, accountant)
+        answers = {key: accounting.get_epsilon(segments=list(key[0]), delta=delta, accountant=used, sampling=sampling,
+                                               neighboring_relation=neighboring_relation, dataset_size=key[1])
+                   for key in maximal}
+    except ValueError as error:  # the executed configuration is not accounted: say so, print no number
+        reason = str(error)
+        result.update(epsilon=None, not_accounted=reason,
+                      statement=(f"not accounted: {reason}. The run executed {sampling_description(sampling)} "
+                                 f"with {neighboring_relation} neighbours; no epsilon of another sampling is "
+                                 f"reported. {note}").strip())
+        return result
     if answers:
-        worst_schedule = max(answers, key=lambda s: answers[s].epsilon)
-        answer = answers[worst_schedule]
-        result.update(epsilon=answer.epsilon, worst_client=schedules.index(worst_schedule),
-                      accountant=answer.accountant, segments=[list(segment) for segment in worst_schedule])
+        worst_key = max(answers, key=lambda key: answers[key].epsilon)
+        answer = answers[worst_key]
+        result.update(epsilon=answer.epsilon, worst_client=keyed.index(worst_key),
+                      accountant=answer.accountant, segments=[list(segment) for segment in worst_key[0]])
+        if sampling != "poisson":
+            result.update(dataset_size=worst_key[1], bound=answer.bound)
         statement = answer.statement()
     else:
         statement = "No release was made: epsilon = 0."
-    result["statement"] = (f"{statement} Per example, over the releases of its client (worst client "
-                           f"{result['worst_client']}). {note}").strip()
+    dataset = "" if result.get("dataset_size") is None else f", N = {result['dataset_size']} records"
+    parts = (f"{statement} Per example, over the releases of its client (worst client {result['worst_client']}"
+             f"{dataset}).", accountant_note, note)
+    result["statement"] = " ".join(part for part in parts if part).strip()
     return result
 
 

@@ -23,8 +23,16 @@ gradient computation, t = ρ(c, i, h), the empirical delay τ̂(t) (Definition 1
 
 Sampling: ``with_replacement`` (Alg. 1: s_{i,c} uniform draws) or ``poisson`` (every example joins the
 round with probability q_i = s_{i,c}/N_c; the realised counts are drawn at set-up, like Alg. 2's random
-table, so the wait rule and the numbering use them). Privacy is accounted as the planner does: one
-Poisson-subsampled Gaussian release per client and round with rate s_{i,c}/N_c and multiplier σ_i.
+table, so the wait rule and the numbering use them).
+
+Privacy (per example of a client's local data set of N_c records, add/remove-one): each client and round
+makes one Gaussian release, the sum U of the round's clipped gradients plus N(0, C²σ_i²I), with multiplier
+σ_i and rate q = s_{i,c}/N_c. The ledger accounts the sampling the run executed: a ``poisson`` run as the
+Poisson-subsampled Gaussian (the planner's model), a ``with_replacement`` run as s_{i,c} = q·N_c
+independent uniform draws from the client's N_c records (``bounds.accounting`` with
+``sampling="with_replacement"``, ``dataset_size=N_c``; PLD only, so ``accountant="rdp"`` uses PLD and
+says so). If the accountant cannot answer (e.g. the PLD grid would be too large), the ledger says "not
+accounted" with the reason and reports no ε.
 """
 
 from __future__ import annotations
@@ -48,12 +56,12 @@ from fedplan.planner.simulate.engine import (
 from fedplan.planner.simulate.models import is_finite
 from fedplan.planner.simulate.problem import Problem
 from fedplan.planner.simulate.records import (
-    POISSON_SAMPLING,
     Diverged,
     RoundRecorder,
     SimulationResult,
     gaussian_ledger,
     merge_releases,
+    sampling_description,
 )
 
 __all__ = ["SAMPLINGS", "WAIT_RULES", "inputs_from_schedule", "run_vandijk"]
@@ -399,7 +407,9 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
     eval_every : int
         Loss/accuracy/‖w − w*‖² are evaluated every this many rounds (and at the last).
     delta, accountant
-        δ at which the executed schedule's ε is reported; ``"rdp"`` (fast) or ``"pld"`` (tight).
+        δ at which the executed schedule's ε is reported; ``"rdp"`` (fast) or ``"pld"`` (tight). A
+        ``with_replacement`` run is accounted by PLD whichever is asked (it has no RDP bound); the ledger
+        records the accountant used and the one requested.
     progress : callable, optional
         Called with the number of rounds the server has completed.
     """
@@ -437,20 +447,21 @@ def run_vandijk(*, problem: Problem, sizes, step_sizes, noise_multiplier=0.0, cl
     except Diverged as error:
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None}
-    note = ("Sampling simulated: " + ("with replacement (Alg. 1); the Poisson model is an idealisation (I-42)"
-                                      if sampling == "with_replacement" else "Poisson, as accounted")
-            + ". Sequential local SGD: one example can move later gradients of its round; the accountant assumes "
-              "sensitivity C per round (I-41).")
-    executed_sampling = (POISSON_SAMPLING if sampling == "poisson" else
-                         "executed: s_i draws with replacement (Alg. 1); accounted as Poisson with q = s_i/N_c, "
-                         "an idealisation (I-42)")
+    if sampling == "poisson":
+        note = "Sampling simulated: Poisson, as accounted."
+    else:
+        note = ("Sampling simulated: with replacement (Alg. 1: s_i uniform draws from the client's N_c examples per "
+                "round), accounted as with_replacement with N = N_c.")
+    note += (" Sequential local SGD: one example can move later gradients of its round; the accountant assumes "
+             "sensitivity C per round (I-41).")
     privacy = gaussian_ledger([merge_releases(r) for r in run.releases], delta=delta, accountant=accountant, note=note,
-                              sampling=executed_sampling)
+                              sampling=sampling, dataset_sizes=client_sizes)
     executed = Schedule.from_rows(
         [{"sample_size": int(planned[i].max()), "sample_rate": float((planned[i] / np.asarray(client_sizes)).max()),
           "noise_multiplier": float(sigmas[i]), "learning_rate": float(steps[i])}
          for i in range(len(recorder.rows))] or [{"sample_size": 0}],
-        metadata={"algorithm": "vandijk", "sampling": note, "neighboring_relation": "add_or_remove_one"},
+        metadata={"algorithm": "vandijk", "sampling": sampling_description(sampling),
+                  "neighboring_relation": "add_or_remove_one"},
         statement=privacy.get("statement", ""))
     config = {"source": SOURCE, **problem.describe(), "rounds_planned": rounds, "sampling": sampling,
               "wait_rule": wait_rule, "d": d, "clipping_norm": clip, "seed": seed, "eval_every": recorder.eval_every,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from fedplan.bounds import dpscd
+from fedplan.bounds import accounting, dpscd
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import (
     _coordinate_updates,
@@ -99,8 +99,57 @@ def test_ledger_is_the_accountant_at_the_executed_schedule():
                                            accountant=accountant)
         assert ledger["epsilon"] == expected and ledger["neighboring_relation"] == "add_or_remove_one"
         assert "Poisson" in ledger["statement"] and "only the shared vector v" in ledger["statement"]
-    fixed = dp_ledger(sample_rate=0.025, noise_multiplier=2.0, steps=400, delta=1e-3, sampling="fixed")
-    assert "does not cover" in fixed["statement"]
+    with pytest.raises(ValueError, match="needs examples"):
+        dp_ledger(sample_rate=0.025, noise_multiplier=2.0, steps=400, delta=1e-3, sampling="fixed")
+
+
+@pytest.mark.parametrize(("accountant", "used"), [("ma128", "rdp"), ("rdp", "rdp"), ("pld", "pld")])
+def test_fixed_size_ledger_is_the_fixed_size_accountant(accountant, used):
+    """sampling="fixed" (L distinct of N per iteration) is accounted as fixed_size with N, add/remove-one (the
+    thesis' proof); ma128 is Poisson-only, so RDP answers and the ledger says so. It is never below Poisson."""
+    fixed = dp_ledger(sample_rate=0.025, noise_multiplier=2.0, steps=400, delta=1e-3, sampling="fixed",
+                      examples=2000, accountant=accountant)
+    expected = accounting.get_epsilon(sample_rate=50 / 2000, noise_multiplier=2.0, steps=400, delta=1e-3,
+                                      accountant=used, sampling="fixed_size", neighboring_relation="add_or_remove_one",
+                                      dataset_size=2000)
+    assert fixed["epsilon"] == expected.epsilon and fixed["accountant"] == used
+    assert fixed["sampling_key"] == "fixed_size" and fixed["sampling"].startswith("fixed_size (exactly m = qN")
+    assert fixed["dataset_size"] == 2000 and fixed["requested_accountant"] == accountant
+    assert fixed["neighboring_relation"] == "add_or_remove_one" and fixed["bound"] == "upper bound"
+    assert "under fixed-size sampling" in fixed["statement"] and "L = 50 of N = 2000" in fixed["statement"]
+    assert ("covers Poisson sampling only" in fixed["statement"]) == (accountant == "ma128")
+    poisson = dpscd.epsilon_for_noise(noise_multiplier=2.0, sample_rate=0.025, steps=400, delta=1e-3,
+                                      accountant=used)
+    assert fixed["epsilon"] >= poisson
+
+
+def test_a_fixed_run_draws_exactly_l_distinct_examples_and_its_ledger_names_fixed_size(ridge, monkeypatch):
+    from fedplan.planner.simulate import dpscd as engine
+
+    original = engine._batches
+    drawn = []
+
+    def recording(rng, n, batch, sampling):
+        chosen = original(rng, n, batch, sampling)
+        drawn.append((sampling, chosen.copy()))
+        return chosen
+
+    monkeypatch.setattr(engine, "_batches", recording)
+    run = run_dpscd(problem=ridge, batch_size=20, steps=30, clipping_norm=0.1, noise_multiplier=1.5, seed=1,
+                    sampling="fixed", accountant="rdp", delta=1e-3)
+    assert len(drawn) == 30 and {sampling for sampling, _ in drawn} == {"fixed"}
+    for _, chosen in drawn:
+        assert chosen.size == 20 and np.unique(chosen).size == 20 and chosen.min() >= 0
+        assert chosen.max() < ridge.examples
+    expected = accounting.get_epsilon(sample_rate=20 / ridge.examples, noise_multiplier=1.5, steps=30, delta=1e-3,
+                                      accountant="rdp", sampling="fixed_size", dataset_size=ridge.examples)
+    assert run.epsilon == expected.epsilon and run.privacy["sampling_key"] == "fixed_size"
+    assert run.privacy["dataset_size"] == ridge.examples
+    drawn.clear()
+    poisson = run_dpscd(problem=ridge, batch_size=20, steps=30, clipping_norm=0.1, noise_multiplier=1.5, seed=1,
+                        accountant="rdp", delta=1e-3)
+    assert len({chosen.size for _, chosen in drawn}) > 1 and "Poisson" in poisson.privacy["statement"]
+    assert poisson.epsilon <= run.epsilon
 
 
 def test_preset_runs_in_seconds_and_spends_at_most_the_target():

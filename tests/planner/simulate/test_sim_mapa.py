@@ -92,6 +92,18 @@ def test_mapa_ledger_reproduces_tv_a1_and_composes_with_bounds_composition():
     assert ledger["round_robin_uploads"] == [5000] * 5
 
 
+def test_ledger_says_the_gaussian_with_replacement_accountant_does_not_apply(data):
+    """Batches are drawn with replacement, but the noise is Laplace-type: the pure-DP statement stays, no
+    with-replacement (Gaussian mixture) ε is invented."""
+    result = audp(data, iterations=50, epsilon=1.0)
+    ledger = result.privacy
+    assert ledger["mechanism"] == "laplace-type (l2)" and ledger["delta"] == 0.0
+    assert ledger["with_replacement_accountant"].startswith("not applicable: the upload noise is Laplace-type")
+    assert "with_replacement accountant" in ledger["statement"] and "does not apply" in ledger["statement"]
+    assert ledger["statement"].startswith("Every upload is pure epsilon_k-DP")
+    assert ledger["epsilon"] == max(ledger["per_edge_basic"])
+
+
 def test_ledger_counts_actual_uploads_per_edge_with_their_own_epsilon(data):
     result = audp(data, iterations=100, epsilon=[1.0, 2.0, 3.0, 4.0, 5.0])
     assert result.privacy["per_edge_basic"] == pytest.approx([20.0, 40.0, 60.0, 80.0, 100.0])

@@ -83,14 +83,92 @@ def test_a_too_small_tau_stalls_with_a_clear_error(problem):
 
 
 def test_ledger_is_the_accountant_on_the_planned_rates(problem):
+    """A Poisson run is accounted as Poisson (unchanged); a with-replacement run (the default, Alg. 1) as
+    with_replacement with each client's N_c, by PLD (with_replacement has no RDP bound), and never below Poisson."""
     sizes = [5, 8, 11]
-    result = run_vandijk(problem=problem, sizes=sizes, step_sizes=0.2, noise_multiplier=2.0, clipping_norm=0.5,
-                         delta=1e-6)
+    options = {"problem": problem, "sizes": sizes, "step_sizes": 0.2, "noise_multiplier": 2.0, "clipping_norm": 0.5,
+               "delta": 1e-6}
     n_c = min(problem.client_sizes)
-    expected = accounting.get_epsilon(segments=[(s / n_c, 2.0, 1) for s in sizes], delta=1e-6, accountant="rdp")
-    assert result.epsilon == pytest.approx(expected.epsilon, rel=1e-12)
-    assert result.privacy["releases_per_client"] == [3, 3, 3, 3]
-    assert [row["sample_size"] for row in result.executed.rows()] == sizes
+    assert set(problem.client_sizes) == {n_c}
+    segments = [(s / n_c, 2.0, 1) for s in sizes]
+    poisson = run_vandijk(**options, sampling="poisson")
+    expected = accounting.get_epsilon(segments=segments, delta=1e-6, accountant="rdp")
+    assert poisson.epsilon == pytest.approx(expected.epsilon, rel=1e-12)
+    assert poisson.privacy["sampling"] == "poisson" and poisson.privacy["accountant"] == "rdp"
+    replaced = run_vandijk(**options)
+    assert replaced.privacy["sampling"] == "with_replacement" and replaced.config["sampling"] == "with_replacement"
+    assert replaced.privacy["accountant"] == "pld" and replaced.privacy["requested_accountant"] == "rdp"
+    assert replaced.privacy["dataset_size"] == n_c and replaced.privacy["bound"] == "upper bound"
+    assert replaced.privacy["releases_per_client"] == [3, 3, 3, 3]
+    assert [row["sample_size"] for row in replaced.executed.rows()] == sizes
+    assert "with_replacement" in replaced.executed.metadata["sampling"]
+
+
+def test_with_replacement_epsilon_is_the_with_replacement_accountant_and_above_poisson(problem):
+    """The ledger's ε is bounds.accounting's with_replacement ε for the same (q = s/N_c, σ, T, N = N_c), computed
+    here independently, for both accountants; it is at least the Poisson ε of the same parameters."""
+    sizes, sigma, delta = [6, 6, 9, 9], 3.0, 1e-5
+    n_c = min(problem.client_sizes)
+    segments = [(6 / n_c, sigma, 2), (9 / n_c, sigma, 2)]
+    independent = accounting.get_epsilon(segments=segments, delta=delta, accountant="pld",
+                                         sampling="with_replacement", dataset_size=n_c)
+    poisson = accounting.get_epsilon(segments=segments, delta=delta, accountant="pld")
+    for accountant in ("pld", "rdp"):
+        result = run_vandijk(problem=problem, sizes=sizes, step_sizes=0.1, noise_multiplier=sigma, clipping_norm=1.0,
+                             delta=delta, accountant=accountant, seed=2)
+        assert result.epsilon == pytest.approx(independent.epsilon, rel=1e-12)
+        assert result.privacy["segments"] == [list(segment) for segment in segments]
+        assert "under with-replacement sampling" in result.privacy["statement"]
+        assert "Poisson" not in result.privacy["statement"]
+    assert independent.epsilon >= poisson.epsilon
+    assert result.epsilon >= run_vandijk(problem=problem, sizes=sizes, step_sizes=0.1, noise_multiplier=sigma,
+                                         clipping_norm=1.0, delta=delta, accountant="pld", sampling="poisson",
+                                         seed=2).epsilon
+
+
+def test_the_engine_draws_what_the_ledger_accounts(problem, monkeypatch):
+    """with_replacement: every round of a client is s_i uniform draws from its N_c examples, duplicates included;
+    poisson: distinct examples, a count that varies around s_i."""
+    from fedplan.planner.simulate import vandijk as engine
+
+    original = engine._Run.start_round
+    draws: dict[str, list] = {"with_replacement": [], "poisson": []}
+
+    def recording(self, c, now):
+        original(self, c, now)
+        draws[self.sampling].append((c, self.i[c], list(self.batch[c])))
+
+    monkeypatch.setattr(engine._Run, "start_round", recording)
+    sizes = [40] * 6
+    for sampling in draws:
+        run_vandijk(problem=problem, sizes=sizes, step_sizes=0.05, sampling=sampling, seed=5)
+    replaced, poisson = draws["with_replacement"], draws["poisson"]
+    assert len(replaced) == len(poisson) == 6 * problem.n_clients
+    for c, i, batch in replaced:
+        assert len(batch) == sizes[i] and all(0 <= j < problem.client_sizes[c] for j in batch)
+    duplicated = [len(set(batch)) < len(batch) for _, _, batch in replaced]
+    assert sum(duplicated) >= len(replaced) // 2  # P(no repeat among 40 of 240) ≈ 0.03
+    assert all(len(set(batch)) == len(batch) for _, _, batch in poisson)
+    assert len({len(batch) for _, _, batch in poisson}) > 1
+
+
+def test_a_configuration_the_accountant_refuses_is_reported_not_accounted(problem, monkeypatch):
+    from fedplan.planner.simulate import records
+    from fedplan.planner.simulate.records import gaussian_ledger
+
+    ledger = gaussian_ledger([[(0.1, 2.0, 5)]], delta=1e-5, sampling="with_replacement", dataset_sizes=100,
+                             neighboring_relation="replace_one")
+    assert ledger["epsilon"] is None and ledger["statement"].startswith("not accounted: sampling=with_replacement")
+    assert "replace_one is not supported" in ledger["not_accounted"] and ledger["sampling"] == "with_replacement"
+
+    def refuse(**options):
+        raise ValueError("PLD would need about 9e+06 grid points (limit 5e+06)")
+
+    monkeypatch.setattr(records.accounting, "get_epsilon", refuse)
+    result = run_vandijk(problem=problem, sizes=[4, 4], step_sizes=0.1, noise_multiplier=1.0, clipping_norm=1.0)
+    assert result.epsilon is None and result.privacy["sampling"] == "with_replacement"
+    assert result.privacy["statement"].startswith("not accounted: PLD would need about 9e+06 grid points")
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_poisson_sampling_draws_the_planned_sizes_on_average(problem):
@@ -163,6 +241,7 @@ def test_noise_enters_client_and_server_with_the_same_sign(single):
 
 
 def test_the_ledger_says_which_sampling_was_executed():
+    from fedplan.bounds.sampling import SAMPLING_HELP
     from fedplan.planner.simulate.data import load_dataset
     from fedplan.planner.simulate.problem import make_problem
     from fedplan.planner.simulate.vandijk import run_vandijk
@@ -171,7 +250,10 @@ def test_the_ledger_says_which_sampling_was_executed():
                            with_optimum=False)
     common = dict(problem=problem, sizes=[4] * 5, step_sizes=[0.1] * 5, noise_multiplier=2.0, clipping_norm=1.0,
                   delta=1e-5, seed=0)
-    replaced = run_vandijk(**common, sampling="with_replacement").privacy["sampling"]
-    poisson = run_vandijk(**common, sampling="poisson").privacy["sampling"]
-    assert replaced.startswith("executed: s_i draws with replacement") and "I-42" in replaced
-    assert poisson.startswith("poisson")
+    replaced = run_vandijk(**common, sampling="with_replacement").privacy
+    poisson = run_vandijk(**common, sampling="poisson").privacy
+    assert replaced["sampling"] == "with_replacement"
+    assert replaced["sampling_description"] == f"with_replacement ({SAMPLING_HELP['with_replacement']})"
+    assert "Poisson" not in replaced["statement"] and "with-replacement sampling" in replaced["statement"]
+    assert poisson["sampling"] == "poisson" and "under Poisson sampling" in poisson["statement"]
+    assert poisson["sampling_description"] == f"poisson ({SAMPLING_HELP['poisson']})"

@@ -197,6 +197,14 @@ def test_dpscd_sampling_fixed_is_the_old_spelling_of_fixed_size(capsys):
         SimulateDpscd(sampling="fixd")
 
 
+def test_dpscd_fixed_size_run_is_accounted_as_fixed_size(capsys):
+    code, out, _ = run(capsys, "simulate", "dpscd", "--preset", "ridge", "--epochs", "1", "--sampling", "fixed_size",
+                       "--accountant", "rdp", "--json")
+    output = json.loads(out)
+    assert code == 0 and "under fixed-size sampling" in output["statement"]
+    assert "does not cover" not in output["statement"] and "L = 50 of N = 2000" in output["statement"]
+
+
 def test_kardam_reports_filter_rates(capsys):
     code, out, err = run(capsys, "simulate", "kardam", "--n-samples", "1000", "--n-features", "5", "--clients", "10",
                          "--faults", "3", "--byzantine-workers", "3", "--rounds", "50", "--arrivals", "iid", "--json")
