@@ -7,6 +7,10 @@ seeds next to the prediction). Three validations:
 * :func:`validate_vandijk_plan`: a :class:`planner.vandijk.VanDijkPlan` (with step sizes) run on data split
   into clients of the plan's N_c: the ε spent by the executed schedule against the planned tight ε and the
   paper's claimed ε, and the empirical delays τ̂(t) against Lemma 3's envelope √(t/ln t·(1 − 1/ln t)).
+  A validation executes the sampling its plan accounted: the plan's tight ε is the Poisson-subsampled
+  Gaussian's, so the engine runs ``sampling="poisson"``. Asked for ``sampling="with_replacement"`` (the
+  paper's Algorithm 1), the spent ε is compared with the with-replacement ε of the same schedule
+  (``bounds.accounting``, N = N_c); where the accountant refuses, the claim is "not accounted" (never PASS).
 * :func:`validate_theorem5`: van Dijk's Theorem 5 recipe (s_i = Θ(i/ln i), its η̄_i and τ(t), the exact wait
   rule): E‖w_T − w*‖² against the Theorem 5 bound (and the lower bound N/(2μ²t) for reference) and
   τ̂(t) ≤ τ(t) (Theorem 1 / Definition 1).
@@ -23,16 +27,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedplan.bounds import accounting
 from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds import vandijk_sequences as sequences
 from fedplan.bounds.theorem import Hypothesis
-from fedplan.bounds.validation import check_int, check_real
+from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.estimate import estimate_constants
 from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 from fedplan.planner.simulate.data import Dataset
 from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 from fedplan.planner.simulate.problem import Problem, make_problem
-from fedplan.planner.simulate.records import SimulationResult
+from fedplan.planner.simulate.records import SimulationResult, _accountant_for, merge_releases, sampling_description
+from fedplan.planner.simulate.vandijk import SAMPLINGS as VANDIJK_SAMPLINGS
 from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 
 __all__ = ["Claim", "ValidationReport", "validate_fedsgd_dpc", "validate_theorem5", "validate_vandijk_plan"]
@@ -42,7 +48,11 @@ QUANTILES = (0.1, 0.5, 0.9)
 
 @dataclass(frozen=True)
 class Claim:
-    """One prediction checked against the simulation: ``simulated <relation> predicted``."""
+    """One prediction checked against the simulation: ``simulated <relation> predicted``.
+
+    ``not_accounted`` holds the reason when an ε of the claim could not be accounted (the accountant refused
+    the executed sampling): such a claim is neither PASS nor a number, and never passes.
+    """
 
     name: str
     simulated: float | None
@@ -51,6 +61,14 @@ class Claim:
     passed: bool
     detail: str
     source: str
+    not_accounted: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``PASS``, ``FAIL`` or ``NOT ACCOUNTED``."""
+        if self.not_accounted is not None:
+            return "NOT ACCOUNTED"
+        return "PASS" if self.passed else "FAIL"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -62,6 +80,32 @@ def _claim(name: str, simulated, predicted, relation: str, source: str, detail: 
     holds = {"<=": simulated <= predicted, ">=": simulated >= predicted, "==": simulated == predicted}[relation]
     text = f"{simulated:.6g} {relation} {predicted:.6g}" + (f"; {detail}" if detail else "")
     return Claim(name, float(simulated), float(predicted), relation, bool(holds), text, source)
+
+
+def _not_accounted(run: SimulationResult) -> str | None:
+    """The ledger's reason when it could not account the executed sampling (its ε is then None), else None."""
+    return run.privacy.get("not_accounted") if run.epsilon is None else None
+
+
+def _spent_claim(name: str, runs, predicted, source: str, detail: str = "", *,
+                 predicted_not_accounted: str | None = None) -> Claim:
+    """The worst spent ε over ``runs`` against ``predicted`` (``<=``).
+
+    A run whose ledger could not account its sampling, or a prediction the accountant refused
+    (``predicted_not_accounted``), gives a "not accounted" claim with the reason: not PASS, no number invented.
+    A run without noise (ε None, not DP) fails with its ledger's statement.
+    """
+    reasons = [reason for reason in map(_not_accounted, runs) if reason is not None]
+    if reasons or predicted_not_accounted is not None:
+        reason = (f"spent: {reasons[0]}" if reasons else f"predicted: {predicted_not_accounted}")
+        spent = None if reasons else max(run.epsilon for run in runs if run.epsilon is not None)
+        text = f"not accounted: {reason}" + (f"; {detail}" if detail else "")
+        return Claim(name, spent, None if predicted is None else float(predicted), "<=", False, text, source,
+                     not_accounted=reason)
+    missing = [run for run in runs if run.epsilon is None]
+    if missing:
+        return _claim(name, None, predicted, "<=", source, missing[0].privacy.get("statement", "not available"))
+    return _claim(name, max(run.epsilon for run in runs), predicted, "<=", source, detail)
 
 
 @dataclass(frozen=True)
@@ -82,8 +126,7 @@ class ValidationReport:
 
     def statement(self) -> str:
         """One line per claim (PASS/FAIL, the numbers, the source), then the notes."""
-        lines = [f"{'PASS' if claim.passed else 'FAIL'}  {claim.name}: {claim.detail} ({claim.source})"
-                 for claim in self.claims]
+        lines = [f"{claim.verdict}  {claim.name}: {claim.detail} ({claim.source})" for claim in self.claims]
         return "\n".join(lines + list(self.notes))
 
     def summary(self, *, full: bool) -> dict:
@@ -150,33 +193,69 @@ def _each_seed(seeds: tuple[int, ...], run, on_run) -> tuple[SimulationResult, .
 
 
 def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm: float, seeds=(0, 1, 2),
-                          accountant: str = "rdp", on_run=None, **run_options) -> ValidationReport:
+                          accountant: str = "rdp", sampling: str = "poisson", on_run=None,
+                          **run_options) -> ValidationReport:
     """Run a van Dijk plan (it must carry step sizes: ``plan_vandijk(..., learning_rate=...)``) on R seeds.
 
-    ``on_run(done, total)``, if given, is called after each seed's run.
+    The runs execute the sampling the plan accounted: ``sampling="poisson"`` (default), so the spent ε is
+    compared with the plan's tight ε (Poisson-subsampled Gaussian, RDP or PLD as ``accountant``).
+    ``sampling="with_replacement"`` runs the paper's Algorithm 1 (s_{i,c} uniform draws from the N_c records)
+    and compares its ledger with the with-replacement ε of the same schedule (``bounds.accounting``,
+    ``dataset_size=N_c``; PLD, as there is no RDP bound); an ε the accountant refuses makes the claim
+    "not accounted". ``on_run(done, total)``, if given, is called after each seed's run.
     """
 
     seeds = _seeds(seeds)
+    sampling = check_choice("sampling", sampling, VANDIJK_SAMPLINGS)
     if plan.step_sizes is None:
         raise ValueError("the plan has no step sizes: plan it with learning_rate (and decay) to simulate it")
     selection = plan.selection
     problem, note = _split_at_size(dataset, clients, selection.client_size, seeds[0], with_optimum=False)
     inputs = inputs_from_schedule(plan.schedule(), problem.client_sizes)
     runs = _each_seed(seeds, lambda seed: run_vandijk(problem=problem, **inputs, clipping_norm=clipping_norm, seed=seed,
-                                                      delta=selection.delta, accountant=accountant, **run_options),
+                                                      delta=selection.delta, accountant=accountant, sampling=sampling,
+                                                      **run_options),
                       on_run)
-    spent = max(run.epsilon for run in runs)
-    planned = plan.tight_rdp if accountant == "rdp" else (plan.tight_pld or plan.tight_rdp)
+    planned, refused, used = _planned_epsilon(plan, accountant, sampling)
+    accounted = f"{sampling} sampling executed and accounted"
     claims = [
-        _claim("spent epsilon <= planned tight epsilon", spent, planned.epsilon, "<=",
-               "bounds.accounting on the executed schedule vs the plan's",
-               f"both at delta = {selection.delta:.4g}, {accountant.upper()}"),
-        _claim("spent epsilon <= the paper's claimed epsilon", spent, selection.epsilon, "<=", selection.source),
+        _spent_claim("spent epsilon <= planned tight epsilon", runs, planned,
+                     "bounds.accounting on the executed schedule vs the plan's",
+                     f"both at delta = {selection.delta:.4g}, {used.upper()}, {accounted}",
+                     predicted_not_accounted=refused),
+        _spent_claim("spent epsilon <= the paper's claimed epsilon", runs, selection.epsilon,
+                     selection.source, accounted),
     ]
     claims.append(_envelope_claim(runs))
     table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
+    executed = (f"executed sampling: {sampling_description(sampling)}, N_c = {selection.client_size}; "
+                + ("the plan's tight epsilon assumes this sampling (Poisson, q_i = s_i/N_c)" if sampling == "poisson"
+                   else "compared with the with_replacement epsilon of the plan's schedule (the plan's own tight "
+                        "epsilon assumes Poisson sampling)"))
     return ValidationReport(algorithm="vandijk", seeds=seeds, claims=tuple(claims), table=tuple(table), runs=runs,
-                            notes=tuple(n for n in (note,) if n), hypotheses=tuple(selection.hypotheses))
+                            notes=tuple(n for n in (executed, note) if n), hypotheses=tuple(selection.hypotheses))
+
+
+def _planned_epsilon(plan, accountant: str, sampling: str) -> tuple[float | None, str | None, str]:
+    """(planned ε, reason it is not accounted or None, accountant used) of the plan's schedule under ``sampling``.
+
+    Poisson: the plan's own tight ε (RDP, or PLD when asked and computed). with_replacement: the same
+    schedule (q_i = s_i/N_c, σ) accounted with ``sampling="with_replacement"``, N = N_c, by the accountant the
+    run's ledger uses (PLD where RDP is asked: no RDP bound exists).
+    """
+    if sampling == "poisson":
+        tight = plan.tight_rdp if accountant == "rdp" else (plan.tight_pld or plan.tight_rdp)
+        return tight.epsilon, None, tight.accountant
+    selection = plan.selection
+    relation = "add_or_remove_one"
+    segments = merge_releases([(row["sample_rate"], row["noise_multiplier"]) for row in plan.rows()])
+    try:
+        used, _ = _accountant_for(sampling, relation, accountant)
+        answer = accounting.get_epsilon(segments=segments, delta=selection.delta, accountant=used, sampling=sampling,
+                                        neighboring_relation=relation, dataset_size=selection.client_size)
+    except ValueError as error:
+        return None, str(error), accountant
+    return answer.epsilon, None, answer.accountant
 
 
 def _delay_rows(run: SimulationResult) -> list[dict]:
@@ -304,12 +383,11 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
                                 noise_variance=noise, sample_rate=rate)
 
     final_bound = bound_at(rounds)
-    spent = max(run.epsilon for run in runs)
     claims = (
         _claim("E||theta_T - theta*||^2 <= U(T, b)", _mean_final(runs, "dist_sq"), final_bound.total, "<=",
                final_bound.source, f"mean over {len(seeds)} seeds, T = {rounds}, b = {clients_per_round}"),
-        _claim("spent epsilon <= per-client target", spent, epsilon, "<=",
-               "bounds.accounting / basic composition on the replies made"),
+        _spent_claim("spent epsilon <= per-client target", runs, epsilon,
+                     "bounds.accounting / basic composition on the replies made"),
     )
     table = _curve_rows(runs, "dist_sq", lambda index: bound_at(index + 1).total)
     return ValidationReport(algorithm="fedsgd-dpc", seeds=seeds, claims=claims, table=tuple(table), runs=runs,

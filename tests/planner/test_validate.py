@@ -17,13 +17,23 @@ def small():
     return load_dataset("synthetic", n_samples=3000, n_features=5, seed=0)
 
 
-def test_vandijk_plan_spends_exactly_the_planned_epsilon_and_reports_delays():
+@pytest.fixture(scope="module")
+def vandijk_case():
     data = load_dataset("synthetic", n_samples=22_000, n_features=4, seed=0, test_fraction=0.05)
     plan = plan_vandijk(initial_size=16, client_size=10_000, epsilon=1, grad_computations=3000, sigma=8, p=1,
                         r0=1 / math.e, variant="paper", learning_rate=0.2, decay=0.001, with_pld=False)
+    return data, plan
+
+
+def test_vandijk_plan_spends_exactly_the_planned_epsilon_and_reports_delays(vandijk_case):
+    data, plan = vandijk_case
     report = validate_vandijk_plan(plan=plan, dataset=data, clients=2, clipping_norm=0.5, seeds=(0, 1))
     spent, claimed, envelope = report.claims
+    # the plan's tight epsilon is the Poisson-subsampled Gaussian's: the validation executes Poisson sampling
+    assert all(run.config["sampling"] == "poisson" and run.privacy["sampling"] == "poisson" for run in report.runs)
     assert spent.passed and spent.simulated == pytest.approx(plan.tight_rdp.epsilon, rel=1e-12)
+    assert "poisson sampling executed and accounted" in spent.detail
+    assert any(note.startswith("executed sampling: poisson") for note in report.notes)
     independent = accounting.get_epsilon(segments=[(s / 10_000, 8.0, 1) for s in plan.selection.sizes],
                                          delta=plan.selection.delta, accountant="rdp")
     assert spent.simulated == pytest.approx(independent.epsilon, rel=1e-12)
@@ -34,6 +44,51 @@ def test_vandijk_plan_spends_exactly_the_planned_epsilon_and_reports_delays():
     assert delays and all(row["envelope"] == pytest.approx(delay_envelope(t=row["t"])) for row in delays)
     assert not report.passed and len(report.runs) == 2
     json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_vandijk_with_replacement_is_compared_with_the_with_replacement_epsilon_of_the_schedule(vandijk_case):
+    data, plan = vandijk_case
+    report = validate_vandijk_plan(plan=plan, dataset=data, clients=2, clipping_norm=0.5, seeds=(0,),
+                                   sampling="with_replacement")
+    spent, claimed, _ = report.claims
+    assert report.runs[0].privacy["sampling"] == "with_replacement" and report.runs[0].privacy["accountant"] == "pld"
+    accounting.clear_cache()  # computed afresh, not the ledger's memo
+    independent = accounting.get_epsilon(segments=[(s / 10_000, 8.0, 1) for s in plan.selection.sizes],
+                                         delta=plan.selection.delta, accountant="pld", sampling="with_replacement",
+                                         dataset_size=10_000)
+    assert spent.predicted == pytest.approx(independent.epsilon, rel=1e-6)
+    assert spent.passed and spent.simulated == pytest.approx(spent.predicted, rel=1e-6)
+    assert spent.predicted > plan.tight_rdp.epsilon  # not the plan's Poisson number
+    assert "PLD, with_replacement sampling executed and accounted" in spent.detail
+    assert claimed.passed and claimed.simulated == spent.simulated
+    assert any(note.startswith("executed sampling: with_replacement") for note in report.notes)
+
+
+def test_vandijk_with_replacement_the_accountant_refuses_is_not_accounted(vandijk_case, monkeypatch):
+    data, plan = vandijk_case
+    original = accounting.get_epsilon
+
+    def refuse(**kwargs):
+        if kwargs.get("sampling") == "with_replacement":
+            raise ValueError("the PLD grid would be too large")
+        return original(**kwargs)
+
+    monkeypatch.setattr(accounting, "get_epsilon", refuse)
+    report = validate_vandijk_plan(plan=plan, dataset=data, clients=2, clipping_norm=0.5, seeds=(0, 1),
+                                   sampling="with_replacement")
+    spent, claimed, _ = report.claims
+    for claim in (spent, claimed):
+        assert not claim.passed and claim.simulated is None and claim.verdict == "NOT ACCOUNTED"
+        assert claim.detail.startswith("not accounted: spent: the PLD grid would be too large")
+    assert "NOT ACCOUNTED  spent epsilon <= planned tight epsilon: not accounted" in report.statement()
+    assert not report.passed and report.to_dict()["claims"][0]["not_accounted"]
+    json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_vandijk_sampling_is_checked(vandijk_case):
+    data, plan = vandijk_case
+    with pytest.raises(ValueError, match="sampling"):
+        validate_vandijk_plan(plan=plan, dataset=data, clients=2, clipping_norm=0.5, seeds=(0,), sampling="shuffle")
 
 
 def test_theorem5_recipe_keeps_delays_within_tau_and_distance_below_the_bound(small):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from fedplan.bounds import dpscd
+from fedplan.bounds import accounting, dpscd
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import make_dual_problem, preset_problem
 from fedplan.planner.simulate.problem import make_problem
@@ -58,6 +58,38 @@ def test_hinge_has_no_recursion_claim_and_says_why():
     assert set(claims(report)) == {"DP-SCD spent epsilon <= target", "DP-SGD spent epsilon <= target"}
     assert any("ridge only" in note for note in report.notes)
     assert not {h.name: h.holds for h in report.hypotheses}["loss is ridge (mu > 0 and nu < inf)"]
+
+
+def test_fixed_size_batches_run_with_sigma_calibrated_for_fixed_size_and_meet_the_target():
+    problem, _ = preset_problem("ridge")
+    report = validate_dpscd(problem=problem, target_epsilon=1.0, target_delta=1e-3, batch_size=50, epochs=10,
+                            clipping_norm=0.1, dpsgd_batch_size=100, dpsgd_epochs=5, learning_rate=0.5,
+                            sampling="fixed", seeds=(0, 1))
+    found = claims(report)
+    spent = found["DP-SCD spent epsilon <= target"]
+    assert spent.passed and spent.simulated <= 1.0 and "fixed_size sampling" in spent.detail
+    scd = report.runs[0]
+    assert scd.privacy["sampling_key"] == "fixed_size" and scd.privacy["dataset_size"] == problem.examples
+    # the plan's sigma is the Poisson one (ma128); the runs use sigma calibrated for L of N without replacement
+    expected = accounting.calibrate_noise_multiplier(target_epsilon=1.0, target_delta=1e-3, sample_rate=0.025,
+                                                     steps=400, accountant="rdp", sampling="fixed_size",
+                                                     dataset_size=problem.examples).value
+    poisson = dpscd.calibrate_noise(target_epsilon=1.0, target_delta=1e-3, sample_rate=0.025, steps=400,
+                                    accountant="ma128").noise_multiplier
+    assert scd.config["noise_multiplier"] == expected > poisson
+    # with the plan's Poisson sigma the fixed-size ledger would overspend: the recalibration is what makes it hold
+    overspent = accounting.get_epsilon(sample_rate=0.025, noise_multiplier=poisson, steps=400, delta=1e-3,
+                                       accountant="rdp", sampling="fixed_size", dataset_size=problem.examples)
+    assert overspent.epsilon > 1.0
+    assert found["DP-SGD spent epsilon <= target"].passed and report.runs[-1].privacy["sampling"].startswith("poisson")
+    note = next(note for note in report.notes if note.startswith("DP-SCD executed sampling: fixed_size"))
+    assert f"sigma = {expected:.7g} calibrated for fixed_size" in note and "plan's sigma" in note
+    assert not any("does not cover" in note for note in report.notes)
+
+
+def test_poisson_run_says_its_sampling_and_keeps_the_plans_sigma(ridge_report):
+    assert any(note.startswith("DP-SCD executed sampling: poisson") for note in ridge_report.notes)
+    assert "poisson sampling" in claims(ridge_report)["DP-SCD spent epsilon <= target"].detail
 
 
 def test_kardam_frequency_rate_matches_and_theorem1_upper_bound_fails_without_attack():
