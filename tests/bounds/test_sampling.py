@@ -256,3 +256,18 @@ def test_calibrated_steps_for_shuffle_and_fixed_size():
 def test_no_rdp_fallback_where_there_is_no_rdp_bound():
     with pytest.raises(ValueError, match="no RDP bound to fall back to"):
         accounting.get_epsilon(**FLOWER, sampling="with_replacement", dataset_size=1000, time_budget=1e-9)
+
+
+def test_mixture_builder_equals_dp_accountings_mixture_pld():
+    """Our connect-the-dots from the exact profile against dp-accounting's from_mixture_gaussian_mechanism at the
+    same spacing: one step's profile in both directions, and 1 000 compositions."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    ks, probs, _ = sampling._binomial_mixture(100, 2000, 1e-28)
+    ours = sampling._GaussianMixture(2.0 * ks, probs, 1.3).pld(2e-3)
+    theirs = privacy_loss_distribution.from_mixture_gaussian_mechanism(
+        1.3, [2.0 * k for k in ks], list(probs), value_discretization_interval=2e-3)
+    grid = np.linspace(0, 6, 61)
+    assert np.allclose(ours.get_delta_for_epsilon(grid), theirs.get_delta_for_epsilon(grid), rtol=1e-8, atol=1e-18)
+    assert ours.self_compose(1000).get_epsilon_for_delta(DELTA) == pytest.approx(
+        theirs.self_compose(1000).get_epsilon_for_delta(DELTA), rel=1e-7)
