@@ -47,7 +47,7 @@ def test_requirements_and_pyproject_agree_on_version_ranges():
     required = _ranges((ROOT / "requirements.txt").read_text().splitlines())
     assert required == declared
     assert "-e ." in (ROOT / "requirements.txt").read_text().splitlines()
-    assert extras["all"] == ["fedplan[app,sim,dask,symbolic]"]
+    assert extras["all"] == ["fedplan[app,sim,dask,symbolic,flower]"]
 
 
 def test_the_core_needs_no_app_simulation_or_cluster_package():
