@@ -154,6 +154,8 @@ class AccountingResult:
     sampling: str = "poisson"
     dataset_size: int | None = None
     bound: str = "tight"
+    client_sample_rate: float | None = None
+    client_rounds: tuple[int, ...] | None = None
     pld_spacing: float | None = None
     discretization_error: float | None = None
     rdp_order: float | None = None
@@ -170,6 +172,11 @@ class AccountingResult:
                 f"({round_up(self.epsilon):.6g}, {round_up(self.delta, 3):.3g})-differential privacy for "
                 f"{_assumptions(self.sampling, self.neighboring_relation)}, with Gaussian noise of the stated "
                 f"noise multiplier (noise std / clipping norm). Accountant ({self.bound}): {self.source}.")
+        if self.client_sample_rate is not None:
+            text += (f" Two-stage sampling: each client takes part in a round with probability "
+                     f"{self.client_sample_rate:g}; a record is accounted over the {sum(self.client_rounds)} rounds "
+                     "its client joins except with probability ≤ 1e-3·δ (charged to δ), with no credit for client "
+                     "sampling otherwise (docs/SAMPLING.md §6).")
         if self.fallback_reason:
             text += f" Fallback: {self.fallback_reason}."
         return text
@@ -199,6 +206,7 @@ class CalibrationResult:
     sampling: str = "poisson"
     dataset_size: int | None = None
     bound: str = "tight"
+    client_sample_rate: float | None = None
     pld_spacing: float | None = None
     discretization_error: float | None = None
     evaluations: int = 0
@@ -269,11 +277,25 @@ class _Model:
 
     mechanism: Mechanism
     dataset_size: int | None
+    #: Two-stage sampling: the probability that a record's client takes part in a round (None: one stage).
+    client_sample_rate: float | None = None
 
     @property
     def fields(self) -> dict:
+        bound = self.mechanism.bound if self.client_sample_rate is None else "upper bound"
         return {"sampling": self.mechanism.sampling, "neighboring_relation": self.mechanism.neighboring_relation,
-                "dataset_size": self.dataset_size, "bound": self.mechanism.bound}
+                "dataset_size": self.dataset_size, "bound": bound}
+
+    @property
+    def one_stage(self) -> _Model:
+        return dataclasses.replace(self, client_sample_rate=None)
+
+    def client_rounds(self, segments, tail: float) -> tuple[list[tuple[float, float, int]], float]:
+        """Two-stage sampling (docs/SAMPLING.md §6): each segment's steps replaced by the rounds k* its client
+        joins except with probability ≤ tail / len(segments); returns the inner segments and the tail charged."""
+        share = tail / len(segments)
+        inner = [(q, sigma, participation_bound(steps, self.client_sample_rate, share)) for q, sigma, steps in segments]
+        return [segment for segment in inner if segment[2] > 0] or [(inner[0][0], inner[0][1], 1)], tail
 
     def check_schedule(self, schedule) -> None:
         """Every segment's records per step must be whole when N is known (and N is needed)."""
@@ -281,8 +303,26 @@ class _Model:
             self.mechanism.sample_size(segment.sample_rate, self.dataset_size)
 
 
+def participation_bound(rounds: int, client_sample_rate: float, tail: float) -> int:
+    """The smallest k with P(Binomial(rounds, client_sample_rate) > k) ≤ tail (bisection on scipy's exact tail)."""
+    if client_sample_rate >= 1.0:
+        return int(rounds)
+    from scipy import stats
+
+    law = stats.binom(int(rounds), client_sample_rate)
+    low, high = -1, int(rounds)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if law.sf(middle) <= tail else (middle, high)
+    return high
+
+
+#: Share of δ two-stage sampling may spend on a client joining more rounds than accounted.
+CLIENT_TAIL_SHARE = 1e-3
+
+
 def _check_common(accountant: str, neighboring_relation: str, time_budget: float | None, sampling: str = "poisson",
-                  dataset_size: int | None = None) -> _Model:
+                  dataset_size: int | None = None, client_sample_rate: float | None = None) -> _Model:
     check_choice("accountant", accountant, ACCOUNTANTS)
     found = mechanism(sampling, neighboring_relation, accountant)
     if time_budget is not None:
@@ -292,13 +332,16 @@ def _check_common(accountant: str, neighboring_relation: str, time_budget: float
     elif found.sampling == "with_replacement":
         raise ValueError("with_replacement sampling needs dataset_size (N, the number of records or clients "
                          "drawn from): a record's multiplicity among s = qN draws is Binomial(s, 1/N)")
-    return _Model(found, dataset_size)
+    if client_sample_rate is not None:
+        client_sample_rate = check_real("client_sample_rate", client_sample_rate, low=0.0, high=1.0, low_open=True)
+    return _Model(found, dataset_size, client_sample_rate)
 
 
 def _checked_options(accountant: str, neighboring_relation: str, time_budget: float | None,
-                     relative_tolerance: float, sampling: str, dataset_size: int | None) -> dict:
+                     relative_tolerance: float, sampling: str, dataset_size: int | None,
+                     client_sample_rate: float | None) -> dict:
     """The accountant options of get_epsilon/get_delta, validated, as keyword arguments of :func:`_account`."""
-    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
     return {"accountant": accountant, "time_budget": time_budget, "model": model,
             "relative_tolerance": check_real("relative_tolerance", relative_tolerance, low=1e-6, high=0.1)}
 
@@ -358,6 +401,11 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     if cached is not None:
         return cached
     model.check_schedule(schedule)
+    if model.client_sample_rate is not None:
+        result = _account_two_stage(query, schedule, accountant=accountant, time_budget=time_budget,
+                                    relative_tolerance=relative_tolerance, model=model)
+        _MEMO.put(key, result)
+        return result
     tuples = [segment.as_tuple() for segment in schedule]
     found = model.mechanism
     if found.exact_method:
@@ -403,16 +451,34 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     return result
 
 
+def _account_two_stage(query: _Query, schedule: tuple[Segment, ...], *, model: _Model, **options) -> AccountingResult:
+    """Clients join a round with probability ``client_sample_rate``, records inside by ``model``'s sampling.
+
+    Conditioned on the rounds its client joins (independent of the data), a record faces the one-stage mechanism
+    in those rounds and nothing in the others; so δ(ε) ≤ δ_inner(ε over k* rounds) + P(more than k* rounds)
+    (joint convexity; docs/SAMPLING.md §6). The tail is 1e-3·δ for an ε, 1e-12 for a δ.
+    """
+    tail = CLIENT_TAIL_SHARE * query.given if query.unknown == "epsilon" else 1e-12
+    inner, tail = model.client_rounds([segment.as_tuple() for segment in schedule], tail)
+    inner_query = _Query("epsilon", query.given - tail) if query.unknown == "epsilon" else query
+    result = _account(inner_query, tuple(Segment(*segment) for segment in inner), model=model.one_stage, **options)
+    pair = {"delta": query.given} if query.unknown == "epsilon" else {"delta": min(result.delta + tail, 1.0)}
+    return dataclasses.replace(result, segments=schedule, client_sample_rate=model.client_sample_rate,
+                               client_rounds=tuple(steps for _, _, steps in inner), bound="upper bound", **pair)
+
+
 def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: float | None = None,
                 noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
                 neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
                 relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
-                dataset_size: int | None = None) -> AccountingResult:
+                dataset_size: int | None = None, client_sample_rate: float | None = None) -> AccountingResult:
     """ε of a schedule at the given δ.
 
     Give either ``segments`` or ``sample_rate``, ``noise_multiplier`` and ``steps``. ``sampling`` and
     ``neighboring_relation`` name the run (:mod:`bounds.sampling`); ``dataset_size`` (N) is required for
-    ``with_replacement`` and, when given, makes qN a whole number of records per step. With
+    ``with_replacement`` and, when given, makes qN a whole number of records per step.
+    ``client_sample_rate`` makes it two-stage: clients join a round with that probability and ``sampling``
+    runs inside them (a record-level guarantee; docs/SAMPLING.md §6). With
     ``accountant="pld"`` the answer is the pessimistic PLD bound at a spacing fine enough that
     its estimated discretisation error is below ``relative_tolerance`` × ε; if RDP happens to be
     tighter, or PLD would exceed ``time_budget`` seconds, the RDP bound is reported instead and
@@ -421,14 +487,14 @@ def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: 
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
     return _account(_Query("epsilon", delta), schedule, **_checked_options(
-        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size))
+        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size, client_sample_rate))
 
 
 def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: float | None = None,
               noise_multiplier: float | None = None, steps: int | None = None, accountant: str = "pld",
               neighboring_relation: str = "add_or_remove_one", time_budget: float | None = DEFAULT_TIME_BUDGET,
               relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
-              dataset_size: int | None = None) -> AccountingResult:
+              dataset_size: int | None = None, client_sample_rate: float | None = None) -> AccountingResult:
     """δ of a schedule at the given ε (same conventions as :func:`get_epsilon`).
 
     The PLD spacing is refined until the estimated discretisation error of δ is below
@@ -437,7 +503,7 @@ def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: 
     epsilon = check_real("epsilon", epsilon, low=0.0)
     schedule = make_schedule(segments, sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
     return _account(_Query("delta", epsilon), schedule, **_checked_options(
-        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size))
+        accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size, client_sample_rate))
 
 
 # --------------------------------------------------------------------------------------------
@@ -470,21 +536,30 @@ class _Problem:
         found = self.model.mechanism
         return found if (found.rdp_method or found.exact_method) else _GUIDE
 
+    def accounted(self, x: float) -> tuple[list[tuple[float, float, int]], float]:
+        """The segments and δ the one-stage accountant sees: for two-stage sampling, the rounds a client joins
+        (1e-3·δ charged to the tail, :func:`_account_two_stage`)."""
+        segments = self.schedule_at(x)
+        if self.model.client_sample_rate is None:
+            return segments, self.target_delta
+        inner, tail = self.model.client_rounds(segments, CLIENT_TAIL_SHARE * self.target_delta)
+        return inner, self.target_delta - tail
+
     def rdp_epsilon(self, x: float) -> float:
         """ε on the fast curve: RDP, or the exact profile for ``shuffle``, or the guide."""
-        found, segments = self.fast_mechanism, self.schedule_at(x)
+        found, (segments, delta) = self.fast_mechanism, self.accounted(x)
         if found.exact_method:
-            return found.exact_epsilon(segments, self.target_delta)
-        return found.rdp_epsilon(segments, self.target_delta)[0]
+            return found.exact_epsilon(segments, delta)
+        return found.rdp_epsilon(segments, delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
-        segments = self.schedule_at(x)
+        segments, delta = self.accounted(x)
         pld.check_grid_size(self.model.mechanism.grid_segments(segments, self.model.dataset_size), spacing,
                             self.target_epsilon)
-        return self.model.mechanism.pld_epsilon(segments, self.target_delta, spacing, self.model.dataset_size)
+        return self.model.mechanism.pld_epsilon(segments, delta, spacing, self.model.dataset_size)
 
     def total_steps(self, x: float) -> int:
-        return sum(steps for _, _, steps in self.schedule_at(x))
+        return sum(steps for _, _, steps in self.accounted(x)[0])
 
     def as_value(self, x: float) -> float | int:
         if self.value_of is not None:
@@ -502,7 +577,7 @@ _GUIDE = mechanism("fixed_size", "add_or_remove_one")
 
 def _solve_rdp(problem: _Problem) -> Point:
     poisson_shaped = problem.fast_mechanism.sampling in ("poisson", "fixed_size") and \
-        problem.fast_mechanism.neighboring_relation == "add_or_remove_one"
+        problem.fast_mechanism.neighboring_relation == "add_or_remove_one" and problem.model.client_sample_rate is None
     if problem.parameter == "steps" and poisson_shaped:
         (q, sigma, _), = problem.schedule_at(1)
         sigma = sigma if problem.fast_mechanism.sampling == "poisson" else sigma / 2
@@ -615,7 +690,7 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
         raise ValueError(_infeasible_message(problem, failure.point)) from None
     common = dict(parameter=problem.parameter, target_epsilon=problem.target_epsilon,
                   target_delta=problem.target_delta, requested_accountant=accountant, fixed=problem.fixed,
-                  **problem.model.fields)
+                  client_sample_rate=problem.model.client_sample_rate, **problem.model.fields)
     if found.exact_method:
         result = CalibrationResult(value=problem.as_value(rdp_point.x), epsilon=rdp_point.value, accountant="exact",
                                    **common)
@@ -662,12 +737,13 @@ def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sa
                                accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                                time_budget: float | None = DEFAULT_TIME_BUDGET,
                                relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
-                               dataset_size: int | None = None) -> CalibrationResult:
+                               dataset_size: int | None = None,
+                               client_sample_rate: float | None = None) -> CalibrationResult:
     """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon (sampling and
     ``dataset_size`` as in :func:`get_epsilon`)."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, t = check_sample_rate(sample_rate), check_steps(steps)
-    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
     model.check_schedule([Segment(q, 1.0, t)])
     # Start from the Gaussian-approximation σ ≈ q √(2 T ln(1/δ)) / ε (moments-accountant scaling).
     start = max(0.3, q * math.sqrt(2 * t * math.log(1 / target_delta)) / target_epsilon)
@@ -683,12 +759,12 @@ def calibrate_steps(*, target_epsilon: float, target_delta: float, sample_rate: 
                     time_budget: float | None = DEFAULT_TIME_BUDGET,
                     relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE,
                     max_steps: int = MAX_STEPS, sampling: str = "poisson",
-                    dataset_size: int | None = None) -> CalibrationResult:
+                    dataset_size: int | None = None, client_sample_rate: float | None = None) -> CalibrationResult:
     """Largest number of steps T (an integer ≤ max_steps) with ε(T) ≤ target_epsilon."""
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     max_steps = check_int("max_steps", max_steps, low=1, high=MAX_STEPS)
-    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
     model.check_schedule([Segment(q, sigma, 1)])
     problem = _Problem(parameter="steps", schedule_at=lambda t: [(q, sigma, int(t))], increasing=True, integer=True,
                        lower=1, upper=max_steps, start=1, target_epsilon=target_epsilon,
@@ -700,14 +776,15 @@ def calibrate_sample_rate(*, target_epsilon: float, target_delta: float, noise_m
                           accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                           time_budget: float | None = DEFAULT_TIME_BUDGET,
                           relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
-                          dataset_size: int | None = None) -> CalibrationResult:
+                          dataset_size: int | None = None,
+                          client_sample_rate: float | None = None) -> CalibrationResult:
     """Largest sample rate q (6 significant digits) in (0, 1] with ε(q) ≤ target_epsilon.
 
     With ``dataset_size`` N the search runs over whole batch sizes m = 1 … N and reports q = m/N.
     """
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     sigma, t = check_noise_multiplier(noise_multiplier), check_steps(steps)
-    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size)
+    model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
     start = min(1.0, target_epsilon * sigma / math.sqrt(2 * t * math.log(1 / target_delta)))
     fixed = {"noise_multiplier": sigma, "steps": t}
     if model.dataset_size is None:

@@ -59,6 +59,11 @@ def dataset_size_field():
                  metavar="N")
 
 
+def client_sample_rate_field():
+    return real(None, help="two-stage sampling: probability that a record's client takes part in a round (records "
+                "inside are sampled by --sampling); a record-level guarantee", low=0.0, high=1.0, low_open=True)
+
+
 class _SamplingFields:
     """The run's sampling model, checked as a whole (supported combination, N where needed)."""
 
@@ -70,7 +75,7 @@ class _SamplingFields:
 
     def model(self) -> dict:
         return {"sampling": self.sampling, "neighboring_relation": self.neighboring_relation,
-                "dataset_size": self.dataset_size}
+                "dataset_size": self.dataset_size, "client_sample_rate": self.client_sample_rate}
 
 
 def _segments(name: str, value) -> tuple[accounting.Segment, ...]:
@@ -97,6 +102,7 @@ class _ScheduleRequest(_SamplingFields, Request):
     sampling: str = sampling_field()
     neighboring_relation: str = neighboring_relation_field()
     dataset_size: int | None = dataset_size_field()
+    client_sample_rate: float | None = client_sample_rate_field()
 
     def check(self) -> None:
         self.check_sampling()
@@ -172,6 +178,7 @@ class _Calibration(_SamplingFields, Request):
     sampling: str = sampling_field()
     neighboring_relation: str = neighboring_relation_field()
     dataset_size: int | None = dataset_size_field()
+    client_sample_rate: float | None = client_sample_rate_field()
 
     def check(self) -> None:
         self.check_sampling()

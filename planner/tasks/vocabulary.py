@@ -26,6 +26,7 @@ TERMS: dict[str, str] = {
     "sample_rate": "share q of the data a step uses: Poisson probability, or m/N (fixed_size), s/N "
                    "(with_replacement), batch size / N (shuffle)",
     "sampling": "how records join a step: poisson, fixed_size, with_replacement or shuffle",
+    "client_sample_rate": "two-stage sampling: probability that a record's client takes part in a round",
     "dataset_size": "number N of records (or of clients, for client-level sampling) a step samples from",
     "neighboring_relation": "which data sets are neighbours: add_or_remove_one or replace_one",
     "accountant": "the privacy accountant that computes ε (pld, rdp, or a paper's own)",

@@ -271,3 +271,44 @@ def test_mixture_builder_equals_dp_accountings_mixture_pld():
     assert np.allclose(ours.get_delta_for_epsilon(grid), theirs.get_delta_for_epsilon(grid), rtol=1e-8, atol=1e-18)
     assert ours.self_compose(1000).get_epsilon_for_delta(DELTA) == pytest.approx(
         theirs.self_compose(1000).get_epsilon_for_delta(DELTA), rel=1e-7)
+
+
+# --- §6: two-stage sampling ---------------------------------------------------------------------------------------
+
+
+def _rounds_bound(rounds, rate, tail):
+    """Smallest k with P(Binomial(rounds, rate) > k) ≤ tail, by summing the pmf from the top in mpmath."""
+    mpmath.mp.dps = 50
+    upper = mpmath.mpf(0)
+    for k in range(rounds, -1, -1):
+        upper += mpmath.binomial(rounds, k) * mpmath.mpf(rate) ** k * (1 - mpmath.mpf(rate)) ** (rounds - k)
+        if upper > tail:
+            return k
+    return 0
+
+
+def test_two_stage_is_the_inner_mechanism_over_the_rounds_a_client_joins():
+    two = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=1.0, steps=1000, delta=DELTA,
+                                 client_sample_rate=0.1)
+    rounds = _rounds_bound(1000, 0.1, 1e-3 * DELTA)
+    assert two.client_rounds == (rounds,) and two.bound == "upper bound" and two.delta == DELTA
+    reference = pld.PLDAccountant(value_discretization_interval=two.pld_spacing / 2).compose(
+        _poisson_event(0.05, 1.0, rounds)).get_epsilon(DELTA * (1 - 1e-3))
+    assert reference <= two.epsilon <= reference * 1.001
+    naive = accounting.get_epsilon(sample_rate=0.005, noise_multiplier=1.0, steps=1000, delta=DELTA)
+    no_credit = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=1.0, steps=1000, delta=DELTA)
+    assert naive.epsilon < two.epsilon < no_credit.epsilon
+    assert "Two-stage sampling" in two.statement()
+
+
+def test_two_stage_calibration_and_fixed_size_inside():
+    result = accounting.calibrate_noise_multiplier(target_epsilon=2.0, target_delta=DELTA, sample_rate=0.05,
+                                                   steps=1000, client_sample_rate=0.1, sampling="fixed_size",
+                                                   neighboring_relation="replace_one", dataset_size=200)
+    assert result.client_sample_rate == 0.1 and result.bound == "upper bound"
+    recheck = accounting.get_epsilon(sample_rate=0.05, noise_multiplier=result.value, steps=1000, delta=DELTA,
+                                     client_sample_rate=0.1, sampling="fixed_size",
+                                     neighboring_relation="replace_one", dataset_size=200)
+    assert recheck.epsilon <= 2.0
+    with pytest.raises(ValueError, match=r"client_sample_rate must be a real number in \(0, 1\]; got 0"):
+        accounting.get_epsilon(**FLOWER, client_sample_rate=0.0)
