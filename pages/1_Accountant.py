@@ -40,6 +40,8 @@ def sampling_fields(form: Form) -> None:
     form.field("neighboring_relation", "Neighbouring relation", widget="selectbox",
                format_func=lambda name: f"{name}: {sampling.RELATION_HELP[name]}")
     form.field("dataset_size", "Data set size N (records or clients; needed for with_replacement)", default="")
+    form.field("client_sample_rate", "Client sample rate (two-stage: clients per round, then records; blank = one "
+               "stage)", default="")
 
 
 def fast_accountant(request) -> str | None:

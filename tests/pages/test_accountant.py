@@ -42,6 +42,13 @@ def test_the_sampling_that_runs_is_accounted(app):
     assert float(metric(app, "ε (EXACT, upper bound)")) > 5.1937
 
 
+def test_two_stage_sampling_from_the_page(app):
+    app.text_input[5].set_value("0.1").run()  # clients join a round with probability 0.1
+    assert not app.exception and not app.error
+    assert float(metric(app, "ε (PLD, upper bound)")) < 5.1937
+    assert any("Two-stage sampling" in m.value for m in app.caption)
+
+
 def test_an_unsupported_combination_is_refused_by_the_widget(app):
     app.text_input[4].set_value("1000000").run()  # N = 10⁶: q·N = 10⁴ draws per step
     app.selectbox[0].set_value("with_replacement").run()
