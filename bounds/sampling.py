@@ -17,13 +17,15 @@ sampling                  neighbouring relation  method (derivations and referen
 ``with_replacement``      ``add_or_remove_one``  PLD of the mixture of Gaussians with sensitivities 2k,
                                                  k ~ Binomial(s, 1/N) (Choquette-Choo et al. 2024, Cor. 4.7;
                                                  upper bound)
+``with_replacement``      ``replace_one``        symmetrised PLD of an advanced-joint-convexity bound on that
+                                                 mixture (Balle, Barthe, Gaboardi 2018, Thm 2; upper bound)
 ``shuffle``               either                 exact Gaussian profile of ⌈T / ⌊1/q⌋⌉ participations,
                                                  no amplification credited (upper bound)
 ========================  =====================  ==========================================================
 
-``with_replacement`` under ``replace_one`` is refused (no dominating pair we can justify yet), as is
-the RDP accountant where no RDP bound is implemented (``poisson``/``replace_one`` and
-``with_replacement``): the error lists the supported combinations. Nothing falls back to Poisson.
+The RDP accountant is refused where no RDP bound is implemented (``poisson``/``replace_one`` and
+``with_replacement``), with the list of what each combination supports; where PLD cannot answer there,
+the call raises. Nothing falls back to Poisson.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ MAX_MIXTURE_COMPONENTS = 400
 
 
 class UnsupportedCombinationError(ValueError):
-    """A sampling, neighbouring relation and accountant that fedplan cannot account soundly."""
+    """An accountant that has no sound method for a sampling and neighbouring relation."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,9 @@ class Mechanism:
         if self.sampling == "poisson":
             return pld._single_step(sample_rate, noise_multiplier, spacing, self.neighboring_relation)
         if self.sampling == "with_replacement":
-            return _with_replacement_step(sample_rate, noise_multiplier, spacing, dataset_size, total_steps)
+            step = _with_replacement_step if self.neighboring_relation == "add_or_remove_one" else \
+                _with_replacement_replace_step
+            return step(sample_rate, noise_multiplier, spacing, dataset_size, total_steps)
         if self.neighboring_relation == "add_or_remove_one":  # fixed_size
             return pld._single_step(sample_rate, noise_multiplier / 2, spacing)
         return _symmetrised_step(sample_rate, noise_multiplier / 2, spacing)
@@ -234,6 +238,12 @@ MECHANISMS: dict[tuple[str, str], Mechanism] = {
         pld_method="PLD of the mixture of Gaussians with sensitivities 2kC, k ~ Binomial(s, 1/N) "
                    "(Choquette-Choo, Ganesh, Steinke, Thakurta 2024, Cor. 4.7) via dp-accounting, adaptive spacing",
         rdp_method=None, bound="upper bound"),
+    ("with_replacement", "replace_one"): Mechanism(
+        "with_replacement", "replace_one",
+        pld_method="symmetrised PLD of an advanced-joint-convexity bound (Balle, Barthe, Gaboardi 2018, Thm 2) on "
+                   "the mixture of Gaussians with sensitivities 2kC, k ~ Binomial(s, 1/N) given k ≥ 1, and its "
+                   "components (docs/SAMPLING.md §3b), adaptive spacing",
+        rdp_method=None, bound="upper bound"),
     ("shuffle", "add_or_remove_one"): Mechanism(
         "shuffle", "add_or_remove_one", pld_method=None, rdp_method=None,
         exact_method="exact Gaussian profile (Balle & Wang 2018, Thm 8) of one participation per epoch "
@@ -253,14 +263,11 @@ def supported_combinations() -> str:
 
 
 def mechanism(sampling: str, neighboring_relation: str, accountant: str | None = None) -> Mechanism:
-    """The supported mechanism, or a ValueError naming the supported combinations."""
+    """The mechanism of a sampling and neighbouring relation, or a ValueError if ``accountant`` is not available
+    for it (naming what each combination supports)."""
     check_choice("sampling", sampling, SAMPLINGS)
     check_choice("neighboring_relation", neighboring_relation, NEIGHBORING_RELATIONS)
-    found = MECHANISMS.get((sampling, neighboring_relation))
-    if found is None:
-        raise UnsupportedCombinationError(
-            f"sampling={sampling} with neighboring_relation={neighboring_relation} is not supported (no sound "
-            f"accountant); supported: {supported_combinations()}")
+    found = MECHANISMS[(sampling, neighboring_relation)]  # every combination of the two choices is listed
     if accountant == "rdp" and found.rdp_method is None and found.exact_method is None:
         raise UnsupportedCombinationError(
             f"accountant={accountant} is not available for sampling={sampling} with neighboring_relation="
@@ -452,16 +459,23 @@ def _symmetrised_step(sample_rate: float, noise_multiplier: float, spacing: floa
     (Dong, Roth, Su 2022, Thm 4.2: sampling m of N without replacement, replace-one neighbours).
 
     For ε ≥ 0 its privacy profile is that of the Poisson "remove" pair (1-p)N(0,σ'²) + pN(1,σ'²) vs
-    N(0,σ'²). We take that exact profile at ε = ih ≥ 0 and place the masses of :func:`_connect_the_dots` at
-    losses ih > 0, e^{-ih} times them at -ih (symmetry), δ at the top of the grid at +∞ and the rest at 0
+    N(0,σ'²), evaluated exactly at ε = ih and made a symmetric PLD by :func:`_symmetric_pld`
     (docs/SAMPLING.md §1).
     """
-    from dp_accounting.pld import privacy_loss_distribution
-
     pair = _GaussianMixture(np.array([0.0, 1.0]), np.array([1 - sample_rate, sample_rate]), noise_multiplier)
     top = math.ceil(float(pair.loss(np.array([pair.y_high]))[0][0]) / spacing)
+    return _symmetric_pld(pair.remove_profile(np.arange(top + 1) * spacing), spacing)
+
+
+def _symmetric_pld(deltas: np.ndarray, spacing: float):
+    """The symmetric discrete PLD whose profile at ε = ih ≥ 0 is ``deltas`` (a convex function of e^ε): the
+    masses of :func:`_connect_the_dots` at losses ih > 0, e^{-ih} times them at -ih, δ at the top of the grid
+    at +∞ and the rest at 0. Symmetric, so it dominates for every order once it does for ε ≥ 0."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    top = len(deltas) - 1
     grid = np.arange(top + 1) * spacing
-    masses, infinity = _connect_the_dots(pair.remove_profile(grid), spacing)
+    masses, infinity = _connect_the_dots(deltas, spacing)
     masses = masses[1:]
     zero = 1.0 - infinity - float(np.sum(masses * (1 + np.exp(-grid[1:]))))
     if zero < -1e-12:
@@ -470,6 +484,48 @@ def _symmetrised_step(sample_rate: float, noise_multiplier: float, spacing: floa
     pmf = {0: max(zero, 0.0), **_pmf(1, masses), **_pmf(-top, (masses * np.exp(-grid[1:]))[::-1])}
     return privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
         pmf, infinity, spacing, pessimistic_estimate=True, symmetric=True)
+
+
+def _lower_convex_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Values at ``x`` (increasing) of the greatest convex function below the points (x, y) (monotone chain)."""
+    hull: list[int] = []
+    for index in range(len(x)):
+        while len(hull) >= 2:
+            first, second = hull[-2], hull[-1]
+            if (y[second] - y[first]) * (x[index] - x[first]) >= (y[index] - y[first]) * (x[second] - x[first]):
+                hull.pop()
+            else:
+                break
+        hull.append(index)
+    return np.interp(x, x[hull], y[hull])
+
+
+@functools.lru_cache(maxsize=16)
+def _with_replacement_replace_step(sample_rate: float, noise_multiplier: float, spacing: float, dataset_size: int,
+                                   total_steps: int):
+    """PLD of one with-replacement step under replace-one neighbours (docs/SAMPLING.md §3b).
+
+    With γ = P(K ≥ 1), B̄ = Σ_{k≥1} P(K=k)/γ · N(2k, σ²), α = 1 + (e^ε - 1)/γ and β = e^ε/α, advanced joint
+    convexity (Balle, Barthe, Gaboardi 2018, Thm 2) and joint convexity give, for ε ≥ 0,
+    δ(ε) ≤ γ[(1-β)·H_α(B̄‖N(0,σ²)) + β·Σ_{k≥1} P(K=k)/γ · δ_{N(2k,σ²),N(0,σ²)}(log α)]. The true profile is
+    convex in e^ε, so it also lies below the lower convex hull of that bound on the grid, which
+    :func:`_symmetric_pld` turns into a symmetric PLD.
+    """
+    ks, probs, _ = _mixture(sample_rate, dataset_size, total_steps)
+    gamma = float(probs[1:].sum())
+    conditional = probs[1:] / gamma
+    shifts = 2.0 * ks[1:]
+    mixture = _GaussianMixture(shifts, conditional, noise_multiplier)
+    top_loss = float(mixture.loss(np.array([mixture.y_high]))[0][0])
+    top = math.ceil(math.log1p(gamma * math.expm1(max(top_loss, spacing))) / spacing) + 1
+    grid = np.arange(top + 1) * spacing
+    alpha = 1 + np.expm1(grid) / gamma
+    beta = np.exp(grid) / alpha
+    inner = np.log(alpha)
+    remove = mixture.remove_profile(inner)
+    gaussians = gaussian_profile(shifts[None, :] / noise_multiplier, inner[:, None]) @ conditional
+    bound = np.minimum(gamma * ((1 - beta) * remove + beta * gaussians) * (1 + 1e-12), 1.0)
+    return _symmetric_pld(_lower_convex_hull(np.exp(grid), bound), spacing)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -485,11 +541,12 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
     """
     if mu == 0:
         return 0.0
-    log_first = special.log_ndtr(mu / 2 - epsilon / mu)
-    log_second = epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)
-    if log_second >= log_first:
-        return 0.0
-    return float(math.exp(log_first) * -math.expm1(log_second - log_first) * (1 + 1e-12))
+    return float(gaussian_profile(np.array([mu]), np.array([epsilon]))[0])
+
+
+def gaussian_profile(mu: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
+    """:func:`gaussian_delta` for arrays (broadcast), μ > 0."""
+    return _log_difference(special.log_ndtr(mu / 2 - epsilon / mu), epsilon + special.log_ndtr(-mu / 2 - epsilon / mu))
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:

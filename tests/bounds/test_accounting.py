@@ -222,9 +222,9 @@ GOOD = dict(sample_rate=0.01, noise_multiplier=1.1, steps=100, delta=DELTA)
     (dict(accountant="prv"), r"accountant must be one of 'pld', 'rdp'"),
     (dict(neighboring_relation="replace"), r"neighboring_relation must be one of 'add_or_remove_one', 'replace_one'"),
     (dict(sampling="uniform"), r"sampling must be one of 'poisson', 'fixed_size', 'with_replacement', 'shuffle'"),
-    (dict(sampling="with_replacement", neighboring_relation="replace_one", dataset_size=100),
-     r"sampling=with_replacement with neighboring_relation=replace_one is not supported .* supported: "
-     r"poisson/add_or_remove_one \(pld, rdp\)"),
+    (dict(sampling="with_replacement", neighboring_relation="replace_one", dataset_size=100, accountant="rdp"),
+     r"accountant=rdp is not available for sampling=with_replacement with neighboring_relation=replace_one; use "
+     r"pld \(supported: poisson/add_or_remove_one \(pld, rdp\)"),
     (dict(sampling="with_replacement"), r"with_replacement sampling needs dataset_size"),
     (dict(sampling="poisson", neighboring_relation="replace_one", accountant="rdp"),
      r"accountant=rdp is not available for sampling=poisson with neighboring_relation=replace_one; use pld"),

@@ -312,3 +312,43 @@ def test_two_stage_calibration_and_fixed_size_inside():
     assert recheck.epsilon <= 2.0
     with pytest.raises(ValueError, match=r"client_sample_rate must be a real number in \(0, 1\]; got 0"):
         accounting.get_epsilon(**FLOWER, client_sample_rate=0.0)
+
+
+# --- §3b: with replacement, replace-one ------------------------------------------------------------------------
+
+
+def test_with_replacement_replace_one_one_draw_is_fixed_size_one_record():
+    """s = 1 draw is m = 1 of N without replacement: the bound reduces to Balle et al.'s γ·δ(ε) of §1."""
+    common = dict(sample_rate=1 / 1000, noise_multiplier=2.0, steps=500, delta=DELTA, dataset_size=1000,
+                  neighboring_relation="replace_one")
+    drawn = accounting.get_epsilon(sampling="with_replacement", **common)
+    fixed = accounting.get_epsilon(sampling="fixed_size", **common)
+    assert drawn.epsilon == pytest.approx(fixed.epsilon, rel=1e-4)
+
+
+def test_with_replacement_replace_one_is_between_its_lower_bound_and_group_privacy():
+    """Lower bound: D' all -C and D with one +C record realise the add/remove mixture pair exactly (§3b)."""
+    common = dict(sample_rate=20 / 1000, noise_multiplier=2.0, steps=500, delta=DELTA, dataset_size=1000,
+                  sampling="with_replacement")
+    replace = accounting.get_epsilon(neighboring_relation="replace_one", **common)
+    add_remove = accounting.get_epsilon(**common)
+    assert replace.bound == "upper bound" and replace.accountant == "pld"
+    assert add_remove.epsilon * (1 - 1e-3) <= replace.epsilon <= 2 * add_remove.epsilon
+
+
+def test_mixture_profiles_grow_with_every_shift():
+    """The monotonicity §3 relies on (a shift of norm ≤ 2k is dominated by 2k), checked in both directions."""
+    rng = np.random.default_rng(7)
+    epsilons = np.linspace(-2, 4, 25)
+    for _ in range(60):
+        count = int(rng.integers(2, 6))
+        probs = rng.dirichlet(np.ones(count))
+        shifts = np.sort(np.concatenate(([0.0], rng.uniform(0.1, 6, count - 1))))
+        sigma = float(rng.uniform(0.5, 3))
+        bumped = shifts.copy()
+        bumped[int(rng.integers(1, count))] += float(rng.uniform(0.05, 1))
+        order = np.argsort(bumped)
+        before = sampling._GaussianMixture(shifts, probs, sigma)
+        after = sampling._GaussianMixture(bumped[order], probs[order], sigma)
+        for profile in ("remove_profile", "add_profile"):
+            assert np.all(getattr(after, profile)(epsilons) >= getattr(before, profile)(epsilons) - 1e-12)

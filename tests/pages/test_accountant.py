@@ -49,13 +49,14 @@ def test_two_stage_sampling_from_the_page(app):
     assert any("Two-stage sampling" in m.value for m in app.caption)
 
 
-def test_an_unsupported_combination_is_refused_by_the_widget(app):
-    app.text_input[4].set_value("1000000").run()  # N = 10⁶: q·N = 10⁴ draws per step
+def test_with_replacement_under_replace_one_from_the_page(app):
+    app.text_input[4].set_value("10000").run()  # N = 10⁴: q·N = 100 draws per step
     app.selectbox[0].set_value("with_replacement").run()
+    add_remove = float(metric(app, "ε (PLD, upper bound)"))
     app.selectbox[1].set_value("replace_one").run()
-    assert not app.exception
-    assert errors(app)[0].startswith("sampling=with_replacement with neighboring_relation=replace_one is not "
-                                     "supported")
+    assert not app.exception and not app.error
+    assert float(metric(app, "ε (PLD, upper bound)")) >= add_remove * (1 - 1e-3)
+    assert any("under with-replacement sampling" in m.value and "replace-one" in m.value for m in app.caption)
 
 
 def test_bad_input_is_the_requests_message_under_its_widget(app):
