@@ -9,6 +9,8 @@ References (docs/SAMPLING.md), none of them computed by the code under test:
   tighter upper bound); fedplan must not be below it;
 * with_replacement / add_or_remove_one: dp-accounting's ``MixtureOfGaussiansDpEvent`` (sensitivities 2k,
   Binomial(s, 1/N) up to P(K > k) ≤ 1e-30) at half fedplan's spacing;
+* with_replacement / replace_one: the add/remove mixture above, which two data sets realise exactly under
+  replace-one (docs/SAMPLING.md §3b), a lower bound on the true ε;
 * fixed_size / replace_one: a lower bound on the true ε of the dominating pair C_p(G_{2/σ})^{⊗T}: the
   composition of f_p alone, dp-accounting's Poisson PLD at σ/2 (optimistic discretisation, fine spacing);
 * shuffle: mpmath's δ of μ-GDP at fedplan's ε must be ≤ δ (and ε shrunk by 1e-6 must exceed δ).
@@ -36,6 +38,7 @@ from fedplan.bounds import pld as pld_module
 
 COMBINATIONS = (("poisson", "add_or_remove_one"), ("poisson", "replace_one"), ("fixed_size", "add_or_remove_one"),
                 ("fixed_size", "replace_one"), ("with_replacement", "add_or_remove_one"),
+                ("with_replacement", "replace_one"),
                 ("shuffle", "add_or_remove_one"), ("shuffle", "replace_one"))
 #: A reference below fedplan by more than this relative amount counts as "fedplan below" (float noise).
 SLACK = 1e-9
@@ -71,7 +74,7 @@ def reference(sampling_name: str, relation: str, case: dict, ours) -> float:
                               spacing, delta)
     if sampling_name == "fixed_size":
         return _pld_reference(_poisson(q, sigma / 2, steps), add_remove, spacing, delta)
-    if sampling_name == "with_replacement":
+    if sampling_name == "with_replacement":  # the add/remove mixture (a lower bound under replace_one)
         draws, size = round(q * case["dataset_size"]), case["dataset_size"]
         law = stats.binom(draws, 1 / size)
         ks = np.arange(0, draws + 1)
@@ -106,9 +109,11 @@ def shuffle_check(relation: str, case: dict, epsilon: float) -> float:
     return float(epsilon / exact)
 
 
-def run(cases: int, minutes: float, seed: int) -> dict:
+def run(cases: int, minutes: float, seed: int, only: list[str] | None = None) -> dict:
     results = {}
     for sampling_name, relation in COMBINATIONS:
+        if only and f"{sampling_name}/{relation}" not in only:
+            continue
         rng = np.random.default_rng([seed, COMBINATIONS.index((sampling_name, relation))])
         ratios, skipped, started = [], {}, time.monotonic()
         while len(ratios) < cases and time.monotonic() - started < 60 * minutes:
@@ -161,8 +166,9 @@ def main(argv=None) -> None:
     parser.add_argument("--minutes", type=float, default=12.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--only", nargs="*", help="combinations to run, e.g. with_replacement/replace_one")
     args = parser.parse_args(argv)
-    results = run(args.cases, args.minutes, args.seed)
+    results = run(args.cases, args.minutes, args.seed, args.only)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
             json.dump(results, handle, indent=2)
