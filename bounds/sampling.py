@@ -230,13 +230,14 @@ MECHANISMS: dict[tuple[str, str], Mechanism] = {
     ("fixed_size", "replace_one"): Mechanism(
         "fixed_size", "replace_one",
         pld_method="PLD of the symmetrised subsampled-Gaussian pair C_p(G_{2/σ}) (Dong, Roth, Su 2022, Thm 4.2; "
-                   "sensitivity 2C), connect-the-dots from dp-accounting's exact profile, adaptive spacing",
+                   "sensitivity 2C), connect-the-dots from the pair's exact profile, adaptive spacing",
         rdp_method="RDP of sampling without replacement (Wang, Balle, Kasiviswanathan 2019, Thm 27) at noise "
                    "multiplier σ/2 (sensitivity 2C), improved conversion"),
     ("with_replacement", "add_or_remove_one"): Mechanism(
         "with_replacement", "add_or_remove_one",
         pld_method="PLD of the mixture of Gaussians with sensitivities 2kC, k ~ Binomial(s, 1/N) "
-                   "(Choquette-Choo, Ganesh, Steinke, Thakurta 2024, Cor. 4.7) via dp-accounting, adaptive spacing",
+                   "(Choquette-Choo, Ganesh, Steinke, Thakurta 2024, Cor. 4.7), connect-the-dots from its exact "
+                   "profile, adaptive spacing",
         rdp_method=None, bound="upper bound"),
     ("with_replacement", "replace_one"): Mechanism(
         "with_replacement", "replace_one",
