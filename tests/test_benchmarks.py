@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +26,62 @@ def test_accounting_benchmark_runs_and_agrees_with_dp_accounting(tmp_path, capsy
     assert row["within_target"] and row["accountant"] == "pld"
     assert abs(row["relative_difference"]) < 5e-3
     assert "median speed ratio" in capsys.readouterr().out
+
+
+def load_sampling_benchmark():
+    spec = importlib.util.spec_from_file_location("benchmark_sampling", ROOT / "benchmarks" / "sampling.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up while the module executes
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sampling_benchmark_references_are_dp_accountings_own_numbers():
+    from dp_accounting.rdp import rdp_privacy_accountant
+    from scipy import stats
+
+    benchmark = load_sampling_benchmark()
+    for draws, steps in ((10, 100), (100, 10_000), (1000, 100)):
+        sensitivities, probs = benchmark.binomial_mixture(draws, 10_000, steps)
+        law, tail, top = stats.binom(draws, 1e-4), 1e-24 / steps, len(sensitivities) - 1
+        assert sensitivities == [2.0 * k for k in range(top + 1)]
+        assert law.sf(top) <= tail < law.sf(top - 1)  # the first k_max with P(K > k_max) ≤ 1e-24 / T
+        assert abs(sum(probs) - 1) < 1e-12
+    # The cached RDP reference is what dp-accounting's RdpAccountant says at the same orders (a few, for time).
+    benchmark.FINE_RDP_ORDERS = benchmark.np.array([2.0, 3.0, 16.0, 64.0, 128.0])
+    (case,) = [case for case in benchmark.CASES if case.anchor == "rdp"]
+    accountant = rdp_privacy_accountant.RdpAccountant(orders=list(benchmark.FINE_RDP_ORDERS),
+                                                      neighboring_relation=case.anchor_relation)
+    expected = accountant.compose(case.event(0.001, 8.0, 100, benchmark.DATASET_SIZE)).get_epsilon(benchmark.DELTA)
+    assert benchmark.fine_rdp_epsilon(0.001, 8.0, 100) == expected
+
+
+def test_sampling_benchmark_runs_every_sampling_and_agrees_with_dp_accounting(tmp_path, capsys):
+    benchmark = load_sampling_benchmark()
+    assert len(benchmark.CASES) == 7
+    output = tmp_path / "epsilon.json"
+    assert benchmark.main(["--epsilon-point", "0.001,8,100", "--no-calibration", "--json", str(output)]) == 0
+    rows = json.loads(output.read_text())["rows"]
+    assert len(rows) == 7 and not any("refused" in row for row in rows)
+    for row in rows:  # never below dp-accounting on a grid at least as fine, and close to it
+        assert 1 - 1e-9 <= row["epsilon_ratio"] < 1.01, row
+    by_name = {(row["sampling"], row["neighboring_relation"]): row for row in rows}
+    assert by_name["shuffle", "replace_one"]["accountant_ours"] == "exact"
+    fixed_replace = by_name["fixed_size", "replace_one"]
+    assert fixed_replace["accountant_ours"] == "rdp"
+    assert fixed_replace["epsilon_pld_ours"] < fixed_replace["epsilon_ours"]  # the tighter PLD, no event
+    assert "| sampling / relation |" in capsys.readouterr().out
+
+    output = tmp_path / "calibration.json"
+    assert benchmark.main(["--sampling", "poisson/add_or_remove_one", "--sampling", "fixed_size/replace_one",
+                           "--sampling", "shuffle/replace_one", "--no-epsilon", "--calibration-point", "1,0.1,10000",
+                           "--json", str(output)]) == 0
+    result = json.loads(output.read_text())
+    assert len(result["rows"]) == 3
+    for row in result["rows"]:
+        assert 1 - 1e-9 <= row["epsilon_ratio"] < 1.01 and row["reference_within_target"], row
+        assert abs(row["sigma_ratio"] - 1) < 5e-3, row
+    assert set(result["summary"]) == {"poisson/add_or_remove_one", "fixed_size/replace_one", "shuffle/replace_one"}
 
 
 def test_sweep_benchmark_runs_and_every_backend_gives_the_anchor_table(tmp_path, capsys):
