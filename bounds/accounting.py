@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 
 from fedplan.bounds import pld, rdp
 from fedplan.bounds.sampling import Mechanism, mechanism
+from fedplan.bounds.sampling import clear_cache as clear_sampling_cache
 from fedplan.bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
@@ -269,6 +270,7 @@ def clear_cache() -> None:
     """Forget memoised answers (used by benchmarks to time cold calls)."""
     _MEMO.clear()
     pld._single_step.cache_clear()
+    clear_sampling_cache()
 
 
 @dataclass(frozen=True)

@@ -281,6 +281,12 @@ def mechanism(sampling: str, neighboring_relation: str, accountant: str | None =
 # --------------------------------------------------------------------------------------------------
 
 
+def clear_cache() -> None:
+    """Forget the single-step PLDs and mixtures built so far (benchmarks time cold calls)."""
+    for cached in (_binomial_mixture, _with_replacement_step, _with_replacement_replace_step, _symmetrised_step):
+        cached.cache_clear()
+
+
 def _mixture(sample_rate: float, dataset_size: int | None, total_steps: int):
     """Multiplicities k = 0 … k_max of the differing record among s = qN draws, their probabilities
     (renormalised) and the left-out tail P(K > k_max) ≤ 1e-24 / T."""

@@ -156,10 +156,11 @@ def test_a_configuration_the_accountant_refuses_is_reported_not_accounted(proble
     from fedplan.planner.simulate import records
     from fedplan.planner.simulate.records import gaussian_ledger
 
-    ledger = gaussian_ledger([[(0.1, 2.0, 5)]], delta=1e-5, sampling="with_replacement", dataset_sizes=100,
-                             neighboring_relation="replace_one")
-    assert ledger["epsilon"] is None and ledger["statement"].startswith("not accounted: sampling=with_replacement")
-    assert "replace_one is not supported" in ledger["not_accounted"] and ledger["sampling"] == "with_replacement"
+    replace = gaussian_ledger([[(0.1, 2.0, 5)]], delta=1e-5, sampling="with_replacement", dataset_sizes=100,
+                              neighboring_relation="replace_one")
+    add_remove = gaussian_ledger([[(0.1, 2.0, 5)]], delta=1e-5, sampling="with_replacement", dataset_sizes=100)
+    assert replace["neighboring_relation"] == "replace_one" and replace["accountant"] == "pld"
+    assert replace["epsilon"] >= add_remove["epsilon"] and "replace-one" in replace["statement"]
 
     def refuse(**options):
         raise ValueError("PLD would need about 9e+06 grid points (limit 5e+06)")
