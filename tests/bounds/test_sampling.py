@@ -214,7 +214,10 @@ def test_participations():
     dict(sampling="fixed_size", neighboring_relation="add_or_remove_one", dataset_size=2000),
     dict(sampling="fixed_size", neighboring_relation="replace_one", dataset_size=2000),
     dict(sampling="with_replacement", neighboring_relation="add_or_remove_one", dataset_size=2000),
+    dict(sampling="with_replacement", neighboring_relation="replace_one", dataset_size=2000),
     dict(sampling="shuffle", neighboring_relation="add_or_remove_one"),
+    dict(sampling="shuffle", neighboring_relation="replace_one"),
+    dict(sampling="poisson", neighboring_relation="add_or_remove_one", client_sample_rate=0.5),
 ])
 def test_calibrated_noise_meets_the_target_for_every_sampling(model):
     target = 2.0
