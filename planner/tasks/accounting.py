@@ -39,8 +39,8 @@ def accountant_field():
 
 
 def time_budget_field():
-    return real(accounting.DEFAULT_TIME_BUDGET, help="seconds PLD may take before the RDP answer is reported "
-                "instead", low=0.0, low_open=True, metavar="SECONDS")
+    return real(accounting.DEFAULT_TIME_BUDGET, help="seconds PLD may take; past them the RDP answer is reported "
+                "(an error for samplings without an RDP bound)", low=0.0, low_open=True, metavar="SECONDS")
 
 
 def sampling_field():

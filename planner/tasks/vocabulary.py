@@ -30,7 +30,8 @@ TERMS: dict[str, str] = {
     "dataset_size": "number N of records (or of clients, for client-level sampling) a step samples from",
     "neighboring_relation": "which data sets are neighbours: add_or_remove_one or replace_one",
     "accountant": "the privacy accountant that computes ε (pld, rdp, or a paper's own)",
-    "time_budget": "seconds the tight PLD accountant may take before the RDP answer is reported instead",
+    "time_budget": "seconds the tight PLD accountant may take before the RDP answer is reported instead (an error "
+                   "where the sampling has no RDP bound)",
     "mechanism": "the noise mechanism (laplace, gaussian, none)",
     # --- schedule and run length
     "steps": "number of noisy gradient steps T",
