@@ -50,6 +50,10 @@ DEFAULT_TIME_BUDGET = 30.0
 MAX_STEPS = 10**9
 NOISE_MULTIPLIER_RANGE = (1e-2, 1e7)
 MIN_SAMPLE_RATE = 1e-12
+#: Above this ε the PLD's floating-point arithmetic (terms in e^ε) is unreliable — dp-accounting's answers there
+#: are not monotone in the spacing and can overflow (benchmarks/sampling_soundness.py found both near ε = 1000)
+#: — so PLD answers above it fall back to RDP, or are refused where there is no RDP bound.
+PLD_EPSILON_LIMIT = 300.0
 #: Largest data set (records or clients) a sampling that needs N accepts.
 MAX_DATASET_SIZE = 10**12
 #: Calibrated continuous values are searched on numbers with this many significant digits, so the
@@ -352,6 +356,13 @@ def _deadline(time_budget: float | None) -> float | None:
     return None if time_budget is None else time.monotonic() + time_budget
 
 
+def _no_fallback_message(failure: pld.PLDUnavailableError, found: Mechanism) -> str:
+    remedy = "raise time_budget or shorten the schedule" if isinstance(failure, pld.OutOfTimeError) else \
+        "add noise or take fewer steps"
+    return (f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} neighbours has no RDP "
+            f"bound to fall back to; {remedy}")
+
+
 def _fallback_reason(failure: pld.PLDUnavailableError, time_budget: float | None) -> str:
     if isinstance(failure, pld.OutOfTimeError):
         return f"PLD did not finish within the time budget of {time_budget:g} s; RDP answer reported"
@@ -432,16 +443,19 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
 
     def pld_value(spacing: float) -> float:
         pld.check_grid_size(grid, spacing, scale)
-        return query.pld_answer(model, tuples, spacing)
+        value = query.pld_answer(model, tuples, spacing)
+        epsilon = value if query.unknown == "epsilon" else query.given
+        if epsilon > PLD_EPSILON_LIMIT:
+            raise pld.PLDUnavailableError(f"ε ≈ {epsilon:.4g} is above {PLD_EPSILON_LIMIT:g}, where the PLD's "
+                                          "floating-point arithmetic is unreliable")
+        return value
 
     try:
         answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance),
                               tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
     except pld.PLDUnavailableError as failure:
         if rdp_result is None:
-            raise ValueError(f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} "
-                             "neighbours has no RDP bound to fall back to; raise time_budget or shorten the "
-                             "schedule") from None
+            raise ValueError(_no_fallback_message(failure, found)) from None
         return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
     if rdp_result is not None and rdp_value < answer.value:
         result = dataclasses.replace(rdp_result,
@@ -608,6 +622,9 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
     Returns (safe point, spacing, estimated discretisation error, number of PLD evaluations).
     """
     target = problem.target_epsilon
+    if target > PLD_EPSILON_LIMIT:
+        raise pld.PLDUnavailableError(f"target ε {target:g} is above {PLD_EPSILON_LIMIT:g}, where the PLD's "
+                                      "floating-point arithmetic is unreliable")
     coarse_spacing = min(2 * pld.first_spacing(problem.total_steps(rdp_answer.x), target, tolerance), pld.MAX_SPACING)
     limits = dict(target=target, increasing=problem.increasing, lower=problem.lower, upper=problem.upper,
                   integer=problem.integer, digits=CALIBRATION_DIGITS,
@@ -711,8 +728,7 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
         point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
     except pld.PLDUnavailableError as failure:
         if rdp_result is None:
-            raise ValueError(f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} "
-                             "neighbours has no RDP bound to fall back to; raise time_budget") from None
+            raise ValueError(_no_fallback_message(failure, found)) from None
         return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
     if rdp_result is not None and problem.better(point.x, rdp_point.x) == rdp_point.x:
         result = dataclasses.replace(rdp_result, fallback_reason="RDP gave the better value here")
