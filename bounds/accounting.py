@@ -430,7 +430,7 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     if found.rdp_method:
         rdp_value, order = query.rdp_answer(model, tuples)
         rdp_result = query.result(rdp_value, accountant="rdp", requested_accountant=accountant, segments=schedule,
-                                  rdp_order=order, **model.fields)
+                                  rdp_order=order, **{**model.fields, "bound": "upper bound"})
     if accountant == "rdp":
         _MEMO.put(key, rdp_result)
         return rdp_result
@@ -718,7 +718,8 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     rdp_result = None
     if found.rdp_method:
         rdp_result = CalibrationResult(value=problem.as_value(rdp_point.x), epsilon=rdp_point.value,
-                                       accountant="rdp", rdp_value=problem.as_value(rdp_point.x), **common)
+                                       accountant="rdp", rdp_value=problem.as_value(rdp_point.x),
+                                       **{**common, "bound": "upper bound"})
     if accountant == "rdp":
         _MEMO.put(key, rdp_result)
         return rdp_result

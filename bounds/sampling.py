@@ -7,13 +7,13 @@ norm). What changes is how a step's batch is drawn and which data sets are neigh
 ========================  =====================  ==========================================================
 sampling                  neighbouring relation  method (derivations and references: docs/SAMPLING.md)
 ========================  =====================  ==========================================================
-``poisson``               ``add_or_remove_one``  PLD of the Poisson-subsampled Gaussian; RDP (tight)
+``poisson``               ``add_or_remove_one``  PLD of the Poisson-subsampled Gaussian (tight); RDP
 ``poisson``               ``replace_one``        PLD, dp-accounting's REPLACE_ONE pair (shift ±C) (tight)
 ``fixed_size``            ``add_or_remove_one``  Poisson PLD/RDP at rate m/N with noise multiplier σ/2
                                                  (coupling: an added record displaces one; upper bound)
 ``fixed_size``            ``replace_one``        PLD of the symmetrised pair of Dong, Roth, Su 2022,
-                                                 Thm 4.2 at σ/2 (tight); RDP: Wang, Balle, Kasiviswanathan
-                                                 2019, Thm 27 at σ/2 (upper bound)
+                                                 Thm 4.2 at σ/2; RDP: Wang, Balle, Kasiviswanathan 2019,
+                                                 Thm 27 at σ/2 (upper bounds)
 ``with_replacement``      ``add_or_remove_one``  PLD of the mixture of Gaussians with sensitivities 2k,
                                                  k ~ Binomial(s, 1/N) (Choquette-Choo et al. 2024, Cor. 4.7;
                                                  upper bound)
@@ -75,7 +75,8 @@ class Mechanism:
     pld_method: str | None
     rdp_method: str | None
     exact_method: str | None = None
-    #: "tight" (the dominating pair is attained) or "upper bound" (a sound bound that may be loose).
+    #: "tight" (the PLD's dominating pair is attained) or "upper bound" (a sound bound that may be loose); RDP
+    #: answers are always "upper bound".
     bound: str = "tight"
 
     @property
@@ -232,7 +233,8 @@ MECHANISMS: dict[tuple[str, str], Mechanism] = {
         pld_method="PLD of the symmetrised subsampled-Gaussian pair C_p(G_{2/σ}) (Dong, Roth, Su 2022, Thm 4.2; "
                    "sensitivity 2C), connect-the-dots from the pair's exact profile, adaptive spacing",
         rdp_method="RDP of sampling without replacement (Wang, Balle, Kasiviswanathan 2019, Thm 27) at noise "
-                   "multiplier σ/2 (sensitivity 2C), improved conversion"),
+                   "multiplier σ/2 (sensitivity 2C), improved conversion",
+        bound="upper bound"),
     ("with_replacement", "add_or_remove_one"): Mechanism(
         "with_replacement", "add_or_remove_one",
         pld_method="PLD of the mixture of Gaussians with sensitivities 2kC, k ~ Binomial(s, 1/N) "

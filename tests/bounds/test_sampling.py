@@ -101,7 +101,7 @@ def test_fixed_size_replace_one_pld_is_sandwiched():
                                            sampling="fixed_size", neighboring_relation="replace_one",
                                            accountant="rdp")
         lower = _dp_accounting_pld(_poisson_event(q, sigma / 2, steps))
-        assert ours.accountant == "pld" and ours.bound == "tight"
+        assert ours.accountant == "pld" and ours.bound == "upper bound"
         assert lower <= ours.epsilon <= rdp_bound.epsilon
 
 

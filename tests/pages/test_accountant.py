@@ -29,8 +29,8 @@ def test_the_sampling_that_runs_is_accounted(app):
     app.selectbox[1].set_value("replace_one").run()
     assert not app.exception and not app.error
     # PLD of the symmetrised pair (docs/SAMPLING.md §1) and WBK'19's RDP, both at σ/2: far above Poisson's 5.19
-    assert float(metric(app, "ε (PLD, tight)")) > 2 * 5.1937
-    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD, tight)"))
+    assert float(metric(app, "ε (PLD, upper bound)")) > 2 * 5.1937
+    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD, upper bound)"))
     assert any("under fixed-size sampling" in m.value and "replace-one" in m.value for m in app.caption)
     app.selectbox[0].set_value("with_replacement").run()
     app.selectbox[1].set_value("add_or_remove_one").run()
