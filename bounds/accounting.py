@@ -161,6 +161,8 @@ class AccountingResult:
     bound: str = "tight"
     client_sample_rate: float | None = None
     client_rounds: tuple[int, ...] | None = None
+    client_tail: float | None = None
+    participations: int | None = None
     pld_spacing: float | None = None
     discretization_error: float | None = None
     rdp_order: float | None = None
@@ -180,8 +182,11 @@ class AccountingResult:
         if self.client_sample_rate is not None:
             text += (f" Two-stage sampling: each client takes part in a round with probability "
                      f"{self.client_sample_rate:g}; a record is accounted over the {sum(self.client_rounds)} rounds "
-                     "its client joins except with probability ≤ 1e-3·δ (charged to δ), with no credit for client "
-                     "sampling otherwise (docs/SAMPLING.md §6).")
+                     f"its client joins except with probability ≤ {self.client_tail:.3g} (charged to δ), with no "
+                     "credit for client sampling otherwise (docs/SAMPLING.md §6).")
+        if self.participations is not None:
+            text += (f" Each record joins {self.participations} batches (one per started epoch), with no "
+                     "amplification by shuffling credited.")
         if self.fallback_reason:
             text += f" Fallback: {self.fallback_reason}."
         return text
@@ -221,18 +226,31 @@ class CalibrationResult:
     def source(self) -> str:
         return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
 
+    @property
+    def batch_size(self) -> int | None:
+        """Records (or clients) per step m = qN of a calibrated sample rate, when N is known."""
+        if self.parameter != "sample_rate" or self.dataset_size is None:
+            return None
+        return round(self.value * self.dataset_size)
+
     def statement(self) -> str:
         fixed = ", ".join(f"{name}={value:g}" for name, value in self.fixed.items())
-        text = (f"{self.parameter}={self.value:.8g} with {fixed} gives ε={round_up(self.epsilon):.6g} ≤ target "
-                f"{self.target_epsilon:g} at δ={self.target_delta:g}, for "
+        batch = f" (batch size {self.batch_size} of N = {self.dataset_size})" if self.batch_size else ""
+        text = (f"{self.parameter}={self.value:.8g}{batch} with {fixed} gives ε={round_up(self.epsilon):.6g} ≤ "
+                f"target {self.target_epsilon:g} at δ={self.target_delta:g}, for "
                 f"{_assumptions(self.sampling, self.neighboring_relation)}. Accountant ({self.bound}): "
                 f"{self.source}.")
+        if self.client_sample_rate is not None:
+            text += (f" Two-stage sampling: clients take part in a round with probability "
+                     f"{self.client_sample_rate:g}, and a record is accounted over the rounds its client joins "
+                     f"(docs/SAMPLING.md §6).")
         if self.fallback_reason:
             text += f" Fallback: {self.fallback_reason}."
         return text
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        data["batch_size"] = self.batch_size
         data["source"] = self.source
         data["statement"] = self.statement()
         return data
@@ -303,10 +321,13 @@ class _Model:
         inner = [(q, sigma, participation_bound(steps, self.client_sample_rate, share)) for q, sigma, steps in segments]
         return [segment for segment in inner if segment[2] > 0] or [(inner[0][0], inner[0][1], 1)], tail
 
-    def check_schedule(self, schedule) -> None:
-        """Every segment's records per step must be whole when N is known (and N is needed)."""
-        for segment in schedule:
-            self.mechanism.sample_size(segment.sample_rate, self.dataset_size)
+    def snap(self, schedule: tuple[Segment, ...]) -> tuple[Segment, ...]:
+        """The schedule with each rate m/N exactly, m the whole number of records per step, when the sampling
+        counts records (not Poisson) and N is known; a rate that is not a whole count is refused."""
+        if self.dataset_size is None or self.mechanism.sampling == "poisson":
+            return schedule
+        return tuple(Segment(self.mechanism.sample_size(segment.sample_rate, self.dataset_size) / self.dataset_size,
+                             segment.noise_multiplier, segment.steps) for segment in schedule)
 
 
 def participation_bound(rounds: int, client_sample_rate: float, tail: float) -> int:
@@ -383,8 +404,8 @@ class _Query:
 
     def exact_answer(self, model: _Model, segments) -> float:
         if self.unknown == "epsilon":
-            return model.mechanism.exact_epsilon(segments, self.given)
-        return model.mechanism.exact_delta(segments, self.given)
+            return model.mechanism.exact_epsilon(segments, self.given, model.dataset_size)
+        return model.mechanism.exact_delta(segments, self.given, model.dataset_size)
 
     def pld_answer(self, model: _Model, segments, spacing: float) -> float:
         if self.unknown == "epsilon":
@@ -409,11 +430,11 @@ class _Query:
 def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, time_budget: float | None,
              relative_tolerance: float, model: _Model) -> AccountingResult:
     """RDP answer, then (for ``accountant="pld"``) the adaptive PLD answer, memoised; see :func:`get_epsilon`."""
+    schedule = model.snap(schedule)
     key = (query, schedule, accountant, relative_tolerance, model)
     cached = _MEMO.get(key)
     if cached is not None:
         return cached
-    model.check_schedule(schedule)
     if model.client_sample_rate is not None:
         result = _account_two_stage(query, schedule, accountant=accountant, time_budget=time_budget,
                                     relative_tolerance=relative_tolerance, model=model)
@@ -423,7 +444,8 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     found = model.mechanism
     if found.exact_method:
         result = query.result(query.exact_answer(model, tuples), accountant="exact", requested_accountant=accountant,
-                              segments=schedule, **model.fields)
+                              segments=schedule, participations=found.participations(tuples, model.dataset_size),
+                              **model.fields)
         _MEMO.put(key, result)
         return result
     rdp_result = None
@@ -480,7 +502,8 @@ def _account_two_stage(query: _Query, schedule: tuple[Segment, ...], *, model: _
     result = _account(inner_query, tuple(Segment(*segment) for segment in inner), model=model.one_stage, **options)
     pair = {"delta": query.given} if query.unknown == "epsilon" else {"delta": min(result.delta + tail, 1.0)}
     return dataclasses.replace(result, segments=schedule, client_sample_rate=model.client_sample_rate,
-                               client_rounds=tuple(steps for _, _, steps in inner), bound="upper bound", **pair)
+                               client_rounds=tuple(steps for _, _, steps in inner), client_tail=tail,
+                               bound="upper bound", **pair)
 
 
 def get_epsilon(*, delta: float, segments: Iterable | None = None, sample_rate: float | None = None,
@@ -565,7 +588,7 @@ class _Problem:
         """ε on the fast curve: RDP, or the exact profile for ``shuffle``, or the guide."""
         found, (segments, delta) = self.fast_mechanism, self.accounted(x)
         if found.exact_method:
-            return found.exact_epsilon(segments, delta)
+            return found.exact_epsilon(segments, delta, self.model.dataset_size)
         return found.rdp_epsilon(segments, delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
@@ -662,6 +685,8 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
 
 def _rdp_shaped_guess(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> float:
     """Where PLD should meet the target if PLD/RDP stays at the ratio seen at the RDP answer."""
+    if rdp_answer.value <= 0:
+        return rdp_answer.x
     ratio = at_rdp_answer.value / rdp_answer.value
     if not (math.isfinite(ratio) and ratio > 0):
         return rdp_answer.x
@@ -703,10 +728,12 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     if cached is not None:
         return cached
     found = problem.model.mechanism
+    rdp_meets_target = True
     try:
         rdp_point = _solve_rdp(problem)
     except NoBoundaryError as failure:
-        raise ValueError(_infeasible_message(problem, failure.point)) from None
+        rdp_point = _pld_at_the_end(problem, failure.point, accountant, relative_tolerance)
+        rdp_meets_target = False
     common = dict(parameter=problem.parameter, target_epsilon=problem.target_epsilon,
                   target_delta=problem.target_delta, requested_accountant=accountant, fixed=problem.fixed,
                   client_sample_rate=problem.model.client_sample_rate, **problem.model.fields)
@@ -716,7 +743,7 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
         _MEMO.put(key, result)
         return result
     rdp_result = None
-    if found.rdp_method:
+    if found.rdp_method and rdp_meets_target:
         rdp_result = CalibrationResult(value=problem.as_value(rdp_point.x), epsilon=rdp_point.value,
                                        accountant="rdp", rdp_value=problem.as_value(rdp_point.x),
                                        **{**common, "bound": "upper bound"})
@@ -731,7 +758,7 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
         if rdp_result is None:
             raise ValueError(_no_fallback_message(failure, found)) from None
         return dataclasses.replace(rdp_result, fallback_reason=_fallback_reason(failure, time_budget))
-    if rdp_result is not None and problem.better(point.x, rdp_point.x) == rdp_point.x:
+    if rdp_result is not None and point.x != rdp_point.x and problem.better(point.x, rdp_point.x) == rdp_point.x:
         result = dataclasses.replace(rdp_result, fallback_reason="RDP gave the better value here")
     else:
         result = CalibrationResult(value=problem.as_value(point.x), epsilon=point.value, accountant="pld",
@@ -741,10 +768,26 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
     return result
 
 
-def _infeasible_message(problem: _Problem, point: Point) -> str:
+def _pld_at_the_end(problem: _Problem, end: Point, accountant: str, relative_tolerance: float) -> Point:
+    """The RDP curve misses the target even at the end of the range; the (tighter) PLD may not. Returns the end
+    as the search's anchor if PLD meets the target there, else raises the infeasibility ValueError."""
+    if accountant != "pld" or problem.model.mechanism.exact_method:
+        raise ValueError(_infeasible_message(problem, end, "exact" if problem.fast_mechanism.exact_method else "rdp"))
+    spacing = pld.first_spacing(problem.total_steps(end.x), problem.target_epsilon, relative_tolerance)
+    try:
+        value = problem.pld_epsilon(end.x, spacing)
+    except pld.PLDUnavailableError:
+        raise ValueError(_infeasible_message(problem, end, "rdp")) from None
+    if value > problem.target_epsilon:
+        raise ValueError(_infeasible_message(problem, Point(end.x, value), "pld"))
+    return end
+
+
+def _infeasible_message(problem: _Problem, point: Point, accountant: str) -> str:
     bound = "upper" if (problem.increasing is False) else "lower"
-    return (f"target_epsilon={problem.target_epsilon:g} cannot be met: even {problem.parameter}={point.x:g} "
-            f"(the {bound} end of its allowed range) gives ε={point.value:.6g} at δ={problem.target_delta:g}")
+    return (f"target_epsilon={problem.target_epsilon:g} cannot be met: even {problem.parameter}="
+            f"{problem.as_value(point.x):g} (the {bound} end of its allowed range) gives ε={point.value:.6g} "
+            f"({accountant.upper()}) at δ={problem.target_delta:g}")
 
 
 def _check_targets(target_epsilon: float, target_delta: float) -> tuple[float, float]:
@@ -763,7 +806,7 @@ def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sa
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     q, t = check_sample_rate(sample_rate), check_steps(steps)
     model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
-    model.check_schedule([Segment(q, 1.0, t)])
+    q = model.snap((Segment(q, 1.0, t),))[0].sample_rate
     # Start from the Gaussian-approximation σ ≈ q √(2 T ln(1/δ)) / ε (moments-accountant scaling).
     start = max(0.3, q * math.sqrt(2 * t * math.log(1 / target_delta)) / target_epsilon)
     problem = _Problem(parameter="noise_multiplier", schedule_at=lambda sigma: [(q, sigma, t)], increasing=False,
@@ -784,7 +827,7 @@ def calibrate_steps(*, target_epsilon: float, target_delta: float, sample_rate: 
     q, sigma = check_sample_rate(sample_rate), check_noise_multiplier(noise_multiplier)
     max_steps = check_int("max_steps", max_steps, low=1, high=MAX_STEPS)
     model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
-    model.check_schedule([Segment(q, sigma, 1)])
+    q = model.snap((Segment(q, sigma, 1),))[0].sample_rate
     problem = _Problem(parameter="steps", schedule_at=lambda t: [(q, sigma, int(t))], increasing=True, integer=True,
                        lower=1, upper=max_steps, start=1, target_epsilon=target_epsilon,
                        target_delta=target_delta, fixed={"sample_rate": q, "noise_multiplier": sigma}, model=model)
@@ -844,5 +887,5 @@ def epsilon_curve(*, sample_rate: float, noise_multiplier: float, steps: Sequenc
                 for t in steps]
     found = model.mechanism
     if found.exact_method:
-        return [found.exact_epsilon([(q, sigma, check_steps(t))], delta) for t in steps]
+        return [found.exact_epsilon([(q, sigma, check_steps(t))], delta, model.dataset_size) for t in steps]
     return [found.rdp_epsilon([(q, sigma, check_steps(t))], delta)[0] for t in steps]

@@ -47,7 +47,8 @@ SAMPLING_HELP = {
     "poisson": "each record joins a step independently with probability q (Opacus's default)",
     "fixed_size": "exactly m = qN of the N records (or clients) per step, without replacement (Flower, TFF)",
     "with_replacement": "s = qN independent uniform draws from the N records per step (van Dijk Alg. 1, MAPA)",
-    "shuffle": "balls-in-bins: each record lands in exactly one of ⌊1/q⌋ batches per epoch",
+    "shuffle": "each record in exactly one batch per epoch (balls-in-bins; a DataLoader with shuffle=True and fixed "
+               "batches is covered under replace_one), epochs of ⌈N/m⌉ steps (⌊1/q⌋ without N)",
 }
 RELATION_HELP = {
     "add_or_remove_one": "neighbouring data sets differ by adding or removing one record",
@@ -99,9 +100,10 @@ class Mechanism:
             return None
         size = sample_rate * dataset_size
         rounded = round(size)
-        if rounded < 1 or abs(size - rounded) > 1e-9 * max(1.0, size):
+        # A rate typed with a few digits (0.0042667 for 256 of 60 000) is read as the whole count it rounds to.
+        if rounded < 1 or abs(size - rounded) > 1e-4 * size:
             raise ValueError(f"sample_rate × dataset_size must be a whole number of records per step for "
-                             f"{self.sampling} sampling; got {sample_rate:g} × {dataset_size} = {size:g}")
+                             f"{self.sampling} sampling; got {sample_rate:.10g} × {dataset_size} = {size:.8g}")
         return int(rounded)
 
     # ---- RDP ---------------------------------------------------------------------------------------
@@ -183,16 +185,19 @@ class Mechanism:
 
     # ---- exact (shuffle) -----------------------------------------------------------------------------
 
-    def gaussian_mu(self, segments) -> float:
+    def gaussian_mu(self, segments, dataset_size: int | None = None) -> float:
         """μ of the composed Gaussian: sensitivity × sqrt(Σ participations / σ²)."""
         sensitivity = 1.0 if self.neighboring_relation == "add_or_remove_one" else 2.0
-        return sensitivity * math.sqrt(sum(participations(q, t) / sigma**2 for q, sigma, t in segments))
+        return sensitivity * math.sqrt(sum(participations(q, t, dataset_size) / sigma**2 for q, sigma, t in segments))
 
-    def exact_delta(self, segments, epsilon: float) -> float:
-        return gaussian_delta(self.gaussian_mu(segments), epsilon)
+    def participations(self, segments, dataset_size: int | None = None) -> int:
+        return sum(participations(q, t, dataset_size) for q, _, t in segments)
 
-    def exact_epsilon(self, segments, delta: float) -> float:
-        return gaussian_epsilon(self.gaussian_mu(segments), delta)
+    def exact_delta(self, segments, epsilon: float, dataset_size: int | None = None) -> float:
+        return gaussian_delta(self.gaussian_mu(segments, dataset_size), epsilon)
+
+    def exact_epsilon(self, segments, delta: float, dataset_size: int | None = None) -> float:
+        return gaussian_epsilon(self.gaussian_mu(segments, dataset_size), delta)
 
 
 def _total_steps(segments) -> int:
@@ -203,9 +208,13 @@ def _half_noise(segments):
     return [(q, sigma / 2, steps) for q, sigma, steps in segments]
 
 
-def participations(sample_rate: float, steps: int) -> int:
-    """Batches a record joins under balls-in-bins: one per started epoch of ⌊1/q⌋ steps (at least 1 step)."""
-    steps_per_epoch = max(1, math.floor(1 / sample_rate + 1e-12))
+def participations(sample_rate: float, steps: int, dataset_size: int | None = None) -> int:
+    """Batches a record joins: one per started epoch. An epoch is ⌈N/m⌉ steps when N is known (a DataLoader's
+    length, the last batch smaller), else ⌊1/q⌋ (at least 1; fewer steps per epoch, so never fewer epochs)."""
+    if dataset_size is not None:
+        steps_per_epoch = math.ceil(dataset_size / round(sample_rate * dataset_size))
+    else:
+        steps_per_epoch = max(1, math.floor(1 / sample_rate + 1e-12))
     return math.ceil(steps / steps_per_epoch)
 
 

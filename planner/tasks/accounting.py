@@ -35,7 +35,8 @@ def steps_field(default=None):
 
 
 def accountant_field():
-    return choice("pld", help="pld (tight) or rdp (fast, looser)", choices=accounting.ACCOUNTANTS)
+    return choice("pld", help="pld (the tight accountant; shuffle is answered exactly either way) or rdp (fast, "
+                  "looser; not for every sampling)", choices=accounting.ACCOUNTANTS)
 
 
 def time_budget_field():

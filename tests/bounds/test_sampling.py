@@ -367,3 +367,61 @@ def test_huge_epsilons_leave_pld_for_rdp_or_are_refused():
     assert result.epsilon == pytest.approx(1184.06, abs=0.01)
     with pytest.raises(ValueError, match=r"above 300, .* has no RDP bound to fall back to; add noise"):
         accounting.get_epsilon(sampling="with_replacement", **case)
+
+
+# --- a new user's findings -----------------------------------------------------------------------------------------
+
+
+def test_calibration_is_feasible_where_pld_but_not_rdp_meets_the_target():
+    """RDP gives 2.98678 at one step (q = 0.01, σ = 0.6): PLD gives 1.598 at one step and 1.887 at two."""
+    result = accounting.calibrate_steps(target_epsilon=2.0, target_delta=DELTA, sample_rate=0.01, noise_multiplier=0.6)
+    assert result.accountant == "pld" and result.value >= 2 and result.epsilon <= 2.0
+    over = accounting.get_epsilon(sample_rate=0.01, noise_multiplier=0.6, steps=result.value + 1, delta=DELTA)
+    assert over.epsilon > 2.0
+    with pytest.raises(ValueError, match=r"even steps=1 \(the lower end of its allowed range\) gives "
+                                         r"ε=2.98678 \(RDP\)"):
+        accounting.calibrate_steps(target_epsilon=2.0, target_delta=DELTA, sample_rate=0.01, noise_multiplier=0.6,
+                                   accountant="rdp")
+    batch = accounting.calibrate_sample_rate(target_epsilon=10, target_delta=DELTA, noise_multiplier=1.1, steps=1000,
+                                             sampling="fixed_size", dataset_size=100)
+    assert batch.value == 0.01 and batch.batch_size == 1 and batch.epsilon <= 10
+    assert "batch size 1 of N = 100" in batch.statement() and batch.to_dict()["batch_size"] == 1
+
+
+def test_a_tiny_target_is_calibrated_not_divided_by_zero():
+    result = accounting.calibrate_noise_multiplier(target_epsilon=1e-3, target_delta=DELTA, sample_rate=0.01,
+                                                   steps=1000)
+    assert result.epsilon <= 1e-3
+    assert accounting.get_epsilon(sample_rate=0.01, noise_multiplier=result.value, steps=1000,
+                                  delta=DELTA).epsilon <= 1e-3
+
+
+def test_two_stage_calibration_says_so_and_delta_names_its_tail():
+    result = accounting.calibrate_noise_multiplier(target_epsilon=2.0, target_delta=DELTA, sample_rate=0.05,
+                                                   steps=1000, client_sample_rate=0.1)
+    assert "Two-stage sampling" in result.statement()
+    delta = accounting.get_delta(epsilon=4.2642, sample_rate=0.05, noise_multiplier=1.0, steps=1000,
+                                 client_sample_rate=0.1)
+    assert delta.client_tail == 1e-12 and "probability ≤ 1e-12" in delta.statement()
+
+
+def test_rates_typed_with_few_digits_are_read_as_whole_batches():
+    typed = accounting.get_epsilon(sample_rate=0.0042667, noise_multiplier=1.0, steps=7050, delta=DELTA,
+                                   sampling="fixed_size", dataset_size=60_000)
+    exact = accounting.get_epsilon(sample_rate=256 / 60_000, noise_multiplier=1.0, steps=7050, delta=DELTA,
+                                   sampling="fixed_size", dataset_size=60_000)
+    assert typed.segments[0].sample_rate == 256 / 60_000 and typed.epsilon == exact.epsilon
+    poisson = accounting.get_epsilon(sample_rate=1 / 235, noise_multiplier=1.0, steps=7050, delta=DELTA,
+                                     dataset_size=60_000)  # Opacus: q = 1/len(loader); N is not needed
+    assert poisson.segments[0].sample_rate == 1 / 235
+
+
+def test_shuffle_epochs_are_a_data_loaders_length_when_n_is_known():
+    """60 000 records in batches of 256: 235 steps per epoch (the last batch smaller), so 7050 steps are 30 epochs
+    (⌊1/q⌋ = 234 would count 31)."""
+    known = accounting.get_epsilon(sample_rate=256 / 60_000, noise_multiplier=1.0, steps=7050, delta=DELTA,
+                                   sampling="shuffle", neighboring_relation="replace_one", dataset_size=60_000)
+    unknown = accounting.get_epsilon(sample_rate=256 / 60_000, noise_multiplier=1.0, steps=7050, delta=DELTA,
+                                     sampling="shuffle", neighboring_relation="replace_one")
+    assert known.participations == 30 and unknown.participations == 31 and known.epsilon < unknown.epsilon
+    assert "joins 30 batches" in known.statement()
