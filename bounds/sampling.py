@@ -504,18 +504,32 @@ def _symmetric_pld(deltas: np.ndarray, spacing: float):
         pmf, infinity, spacing, pessimistic_estimate=True, symmetric=True)
 
 
-def _lower_convex_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Values at ``x`` (increasing) of the greatest convex function below the points (x, y) (monotone chain)."""
+def _chord_weights(left: np.ndarray, right: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """(e^at - e^left) / (e^right - e^left), from differences of exponents (e^ε overflows past 709)."""
+    with np.errstate(over="ignore"):
+        return -np.expm1(left - at) / (np.exp(right - at) - np.exp(left - at))
+
+
+def _lower_convex_hull(epsilons: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Values at ``epsilons`` (increasing) of the greatest function below the points that is convex in e^ε
+    (monotone chain; the chord test uses :func:`_chord_weights`, so no e^ε is formed)."""
     hull: list[int] = []
-    for index in range(len(x)):
+    for index in range(len(epsilons)):
         while len(hull) >= 2:
-            first, second = hull[-2], hull[-1]
-            if (y[second] - y[first]) * (x[index] - x[first]) >= (y[index] - y[first]) * (x[second] - x[first]):
+            first, middle = hull[-2], hull[-1]
+            weight = float(_chord_weights(epsilons[first:first + 1], epsilons[index:index + 1],
+                                          epsilons[middle:middle + 1])[0])
+            if values[middle] >= values[first] + weight * (values[index] - values[first]):
                 hull.pop()
             else:
                 break
         hull.append(index)
-    return np.interp(x, x[hull], y[hull])
+    vertices = np.asarray(hull)
+    right = np.clip(np.searchsorted(epsilons[vertices], epsilons), 1, len(vertices) - 1)
+    left = right - 1
+    weight = _chord_weights(epsilons[vertices[left]], epsilons[vertices[right]], epsilons)
+    chord = values[vertices[left]] + weight * (values[vertices[right]] - values[vertices[left]])
+    return np.where(np.isin(np.arange(len(epsilons)), vertices), values, chord)
 
 
 @functools.lru_cache(maxsize=16)
@@ -535,15 +549,16 @@ def _with_replacement_replace_step(sample_rate: float, noise_multiplier: float, 
     shifts = 2.0 * ks[1:]
     mixture = _GaussianMixture(shifts, conditional, noise_multiplier)
     top_loss = float(mixture.loss(np.array([mixture.y_high]))[0][0])
-    top = math.ceil(math.log1p(gamma * math.expm1(max(top_loss, spacing))) / spacing) + 1
+    # log(1 + γ(e^L - 1)) and, on the grid, log α = log(1 + (e^ε - 1)/γ) = ε + log(1 - (1-γ)e^{-ε}) - log γ and
+    # β = e^ε/α, all in log space (e^ε overflows past 709).
+    top = math.ceil(float(np.logaddexp(math.log1p(-gamma), max(top_loss, spacing) + math.log(gamma))) / spacing) + 1
     grid = np.arange(top + 1) * spacing
-    alpha = 1 + np.expm1(grid) / gamma
-    beta = np.exp(grid) / alpha
-    inner = np.log(alpha)
+    inner = grid + np.log1p(-(1 - gamma) * np.exp(-grid)) - math.log(gamma)
+    beta = np.exp(grid - inner)
     remove = mixture.remove_profile(inner)
     gaussians = gaussian_profile(shifts[None, :] / noise_multiplier, inner[:, None]) @ conditional
     bound = np.minimum(gamma * ((1 - beta) * remove + beta * gaussians) * (1 + 1e-12), 1.0)
-    return _symmetric_pld(_lower_convex_hull(np.exp(grid), bound), spacing)
+    return _symmetric_pld(_lower_convex_hull(grid, bound), spacing)
 
 
 # --------------------------------------------------------------------------------------------------

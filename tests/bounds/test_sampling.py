@@ -425,3 +425,16 @@ def test_shuffle_epochs_are_a_data_loaders_length_when_n_is_known():
                                      sampling="shuffle", neighboring_relation="replace_one")
     assert known.participations == 30 and unknown.participations == 31 and known.epsilon < unknown.epsilon
     assert "joins 30 batches" in known.statement()
+
+
+def test_lower_convex_hull_in_e_to_the_epsilon_without_overflow():
+    """The hull of §3b is taken in x = e^ε from exponent differences, so ε beyond 709 does not overflow."""
+    rng = np.random.default_rng(3)
+    epsilons = np.arange(300) * 0.05
+    values = np.exp(-epsilons) + rng.uniform(0, 0.02, 300)
+    hull = sampling._lower_convex_hull(epsilons, values)
+    slopes = np.diff(hull) / np.diff(np.exp(epsilons))
+    assert np.all(hull <= values + 1e-15) and np.all(np.diff(slopes) >= -1e-9)
+    assert np.any(hull == values)
+    shifted = sampling._lower_convex_hull(epsilons + 800.0, values)  # e^800 overflows a float
+    assert np.all(np.isfinite(shifted)) and np.allclose(shifted, hull, rtol=1e-9, atol=1e-12)
