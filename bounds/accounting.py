@@ -32,6 +32,7 @@ Calibration returns a value whose ε was computed (not interpolated) and is ≤ 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections import OrderedDict
@@ -148,8 +149,19 @@ def _as_segment(item) -> Segment:
     return Segment(*values)
 
 
+class _NamedMethod:
+    """What both results share: the method of their sampling, relation and accountant, and the fallback note."""
+
+    @property
+    def source(self) -> str:
+        return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
+
+    def _with_fallback(self, text: str) -> str:
+        return text + (f" Fallback: {self.fallback_reason}." if self.fallback_reason else "")
+
+
 @dataclass(frozen=True)
-class AccountingResult:
+class AccountingResult(_NamedMethod):
     """ε and δ of a schedule, with the accountant that certified them and its assumptions."""
 
     epsilon: float
@@ -170,10 +182,6 @@ class AccountingResult:
     rdp_order: float | None = None
     fallback_reason: str | None = None
 
-    @property
-    def source(self) -> str:
-        return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
-
     def statement(self) -> str:
         """Plain-English privacy statement naming sampling, neighbouring relation and accountant."""
         steps = sum(segment.steps for segment in self.segments)
@@ -189,9 +197,7 @@ class AccountingResult:
         if self.participations is not None:
             text += (f" Each record joins {self.participations} batches (one per started epoch), with no "
                      "amplification by shuffling credited.")
-        if self.fallback_reason:
-            text += f" Fallback: {self.fallback_reason}."
-        return text
+        return self._with_fallback(text)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -202,7 +208,7 @@ class AccountingResult:
 
 
 @dataclass(frozen=True)
-class CalibrationResult:
+class CalibrationResult(_NamedMethod):
     """A calibrated parameter value and the ε it achieves (computed, ≤ target)."""
 
     parameter: str
@@ -225,10 +231,6 @@ class CalibrationResult:
     fallback_reason: str | None = None
 
     @property
-    def source(self) -> str:
-        return mechanism(self.sampling, self.neighboring_relation).method(self.accountant)
-
-    @property
     def batch_size(self) -> int | None:
         """Records (or clients) per step m = qN of a calibrated sample rate, when N is known."""
         if self.parameter != "sample_rate" or self.dataset_size is None:
@@ -246,9 +248,7 @@ class CalibrationResult:
             text += (f" Two-stage sampling: clients take part in a round with probability "
                      f"{self.client_sample_rate:g}, and a record is accounted over the rounds its client joins "
                      f"(docs/SAMPLING.md §6).")
-        if self.fallback_reason:
-            text += f" Fallback: {self.fallback_reason}."
-        return text
+        return self._with_fallback(text)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -332,6 +332,7 @@ class _Model:
                              segment.noise_multiplier, segment.steps) for segment in schedule)
 
 
+@functools.lru_cache(maxsize=256)
 def participation_bound(rounds: int, client_sample_rate: float, tail: float) -> int:
     """The smallest k with P(Binomial(rounds, client_sample_rate) > k) ≤ tail (bisection on scipy's exact tail)."""
     if client_sample_rate >= 1.0:
@@ -460,8 +461,7 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
         return rdp_result
     total_steps = sum(segment.steps for segment in schedule)
     # The first spacing is chosen for the RDP ε where there is one, else for Poisson's at the same σ/2.
-    guide = rdp_value if rdp_result else query.rdp_answer(_Model(mechanism("fixed_size", "add_or_remove_one"),
-                                                                 None), tuples)[0]
+    guide = rdp_value if rdp_result else query.rdp_answer(_Model(_GUIDE, None), tuples)[0]
     scale = query.epsilon_scale(guide)
     grid = found.grid_segments(tuples, model.dataset_size)
 

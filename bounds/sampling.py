@@ -88,10 +88,6 @@ class Mechanism:
     def method(self, accountant: str) -> str:
         return {"pld": self.pld_method, "rdp": self.rdp_method, "exact": self.exact_method}[accountant]
 
-    def describe(self) -> str:
-        """The run this mechanism accounts, in words."""
-        return f"{self.sampling} sampling ({SAMPLING_HELP[self.sampling]}), {self.neighboring_relation} neighbours"
-
     # ---- the parameters a segment needs ------------------------------------------------------------
 
     def sample_size(self, sample_rate: float, dataset_size: int | None) -> int | None:
