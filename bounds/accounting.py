@@ -547,6 +547,28 @@ def get_delta(*, epsilon: float, segments: Iterable | None = None, sample_rate: 
         accountant, neighboring_relation, time_budget, relative_tolerance, sampling, dataset_size, client_sample_rate))
 
 
+def epsilon_after_each_segment(*, delta: float, segments: Iterable, **options) -> tuple[AccountingResult, list[float]]:
+    """ε (at ``delta``) after each segment of a schedule, by the accountant that answers for the whole schedule.
+
+    Returns the whole schedule's :func:`get_epsilon` result and one ε per segment, the last equal to the result's.
+    A PLD answer is composed once at the whole schedule's spacing (each prefix is a pessimistic bound at that
+    spacing), RDP and the exact profile per prefix; two-stage sampling asks :func:`get_epsilon` per prefix.
+    ``options`` are those of :func:`get_epsilon`.
+    """
+    whole = get_epsilon(delta=delta, segments=segments, **options)
+    tuples = [segment.as_tuple() for segment in whole.segments]
+    found = mechanism(whole.sampling, whole.neighboring_relation)
+    if whole.client_sample_rate is not None:
+        values = [get_epsilon(delta=delta, segments=tuples[:end], **options).epsilon for end in range(1, len(tuples))]
+    elif whole.accountant == "pld":
+        values = found.pld_epsilons_after_each(tuples, delta, whole.pld_spacing, whole.dataset_size)[:-1]
+    elif whole.accountant == "exact":
+        values = [found.exact_epsilon(tuples[:end], delta, whole.dataset_size) for end in range(1, len(tuples))]
+    else:
+        values = [found.rdp_epsilon(tuples[:end], delta)[0] for end in range(1, len(tuples))]
+    return whole, [*values, whole.epsilon]
+
+
 # --------------------------------------------------------------------------------------------
 # Calibration
 # --------------------------------------------------------------------------------------------
@@ -569,6 +591,8 @@ class _Problem:
     model: _Model
     #: The reported value of a search point (default: the point itself; the sample rate m/N for a batch size m).
     value_of: Callable[[float], float] | None = None
+    #: What else tells two problems apart in the memo (the phases of a multi-phase schedule).
+    identity: tuple = ()
 
     @property
     def fast_mechanism(self) -> Mechanism:
@@ -724,8 +748,8 @@ def _predicted_crossing(anchor: Point, slope: float | None, aim: float) -> float
 
 def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
                relative_tolerance: float) -> CalibrationResult:
-    key = ("calibrate", problem.parameter, tuple(sorted(problem.fixed.items())), problem.target_epsilon,
-           problem.target_delta, accountant, relative_tolerance, problem.model)
+    key = ("calibrate", problem.parameter, tuple(sorted(problem.fixed.items())), problem.identity,
+           problem.target_epsilon, problem.target_delta, accountant, relative_tolerance, problem.model)
     cached = _MEMO.get(key)
     if cached is not None:
         return cached
@@ -797,25 +821,64 @@ def _check_targets(target_epsilon: float, target_delta: float) -> tuple[float, f
             check_real("target_delta", target_delta, low=0.0, high=1.0, low_open=True, high_open=True))
 
 
-def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float, steps: int,
+def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float | None = None,
+                               steps: int | None = None, phases: Sequence[tuple[float, int]] | None = None,
                                accountant: str = "pld", neighboring_relation: str = "add_or_remove_one",
                                time_budget: float | None = DEFAULT_TIME_BUDGET,
                                relative_tolerance: float = pld.DEFAULT_RELATIVE_TOLERANCE, sampling: str = "poisson",
                                dataset_size: int | None = None,
                                client_sample_rate: float | None = None) -> CalibrationResult:
     """Smallest noise multiplier σ (6 significant digits) with ε(σ) ≤ target_epsilon (sampling and
-    ``dataset_size`` as in :func:`get_epsilon`)."""
+    ``dataset_size`` as in :func:`get_epsilon`).
+
+    The schedule is ``steps`` steps at ``sample_rate``, or ``phases``: a list of ``(sample_rate, steps)`` run in
+    order with one common σ (a plan whose sample rate changes, e.g. van Dijk's increasing sample sizes).
+    """
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
-    q, t = check_sample_rate(sample_rate), check_steps(steps)
     model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
-    q = model.snap((Segment(q, 1.0, t),))[0].sample_rate
-    # Start from the Gaussian-approximation σ ≈ q √(2 T ln(1/δ)) / ε (moments-accountant scaling).
-    start = max(0.3, q * math.sqrt(2 * t * math.log(1 / target_delta)) / target_epsilon)
-    problem = _Problem(parameter="noise_multiplier", schedule_at=lambda sigma: [(q, sigma, t)], increasing=False,
-                       integer=False, lower=NOISE_MULTIPLIER_RANGE[0], upper=NOISE_MULTIPLIER_RANGE[1], start=start,
-                       target_epsilon=target_epsilon, target_delta=target_delta,
-                       fixed={"sample_rate": q, "steps": t}, model=model)
+    shape = _phases(sample_rate, steps, phases, model)
+    total = sum(t for _, t in shape)
+    # Start from the Gaussian-approximation σ ≈ √(2 Σ q_i² T_i ln(1/δ)) / ε (moments-accountant scaling).
+    spread = math.sqrt(sum(q * q * t for q, t in shape))
+    start = max(0.3, spread * math.sqrt(2 * math.log(1 / target_delta)) / target_epsilon)
+    if len(shape) == 1:
+        fixed = {"sample_rate": shape[0][0], "steps": total}
+    else:
+        fixed = {"phases": len(shape), "steps": total, "first_sample_rate": shape[0][0],
+                 "last_sample_rate": shape[-1][0]}
+    problem = _Problem(parameter="noise_multiplier", schedule_at=lambda sigma: [(q, sigma, t) for q, t in shape],
+                       increasing=False, integer=False, lower=NOISE_MULTIPLIER_RANGE[0],
+                       upper=NOISE_MULTIPLIER_RANGE[1], start=start, target_epsilon=target_epsilon,
+                       target_delta=target_delta, fixed=fixed, model=model, identity=tuple(shape))
     return _calibrate(problem, accountant=accountant, time_budget=time_budget, relative_tolerance=relative_tolerance)
+
+
+def _phases(sample_rate, steps, phases, model: _Model) -> tuple[tuple[float, int], ...]:
+    """``(sample_rate, steps)`` pairs of the schedule to calibrate, checked and snapped to m/N (one of the two
+    spellings; consecutive phases with the same rate merged)."""
+    if phases is None:
+        if sample_rate is None or steps is None:
+            raise ValueError("give sample_rate and steps, or phases (a list of (sample_rate, steps))")
+        pairs = [(sample_rate, steps)]
+    else:
+        if sample_rate is not None or steps is not None:
+            raise ValueError("give phases or sample_rate and steps, not both")
+        try:
+            pairs = [tuple(pair) for pair in phases]
+        except TypeError:
+            raise ValueError(f"phases must be a list of (sample_rate, steps) pairs; got {phases!r}") from None
+        if not pairs or any(len(pair) != 2 for pair in pairs):
+            raise ValueError(f"phases must be a non-empty list of (sample_rate, steps) pairs; got {phases!r}")
+    snapped = model.snap(tuple(Segment(q, 1.0, t) for q, t in pairs))
+    merged: list[tuple[float, int]] = []
+    for segment in snapped:
+        if merged and merged[-1][0] == segment.sample_rate:
+            merged[-1] = (segment.sample_rate, merged[-1][1] + segment.steps)
+        else:
+            merged.append((segment.sample_rate, segment.steps))
+    if sum(t for _, t in merged) > MAX_STEPS:
+        raise ValueError(f"phases hold {sum(t for _, t in merged)} steps in all; at most {MAX_STEPS} are accounted")
+    return tuple(merged)
 
 
 def calibrate_steps(*, target_epsilon: float, target_delta: float, sample_rate: float, noise_multiplier: float,

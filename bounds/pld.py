@@ -111,8 +111,10 @@ def _self_composed(single, steps: int):
     return result if rest == 0 else result.compose(single.self_compose(rest))
 
 
-def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, single_step: Callable | None = None):
-    """PLD of the composition of segments ``(sample_rate, noise_multiplier, steps)`` at ``spacing``.
+def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: float,
+                      single_step: Callable | None = None):
+    """The PLD after each segment of ``(sample_rate, noise_multiplier, steps)`` segments, composed in order at
+    ``spacing`` (a generator: one composition per segment, so every prefix costs what the whole schedule does).
 
     ``single_step(sample_rate, noise_multiplier, spacing)`` builds one step's PLD; the default is the
     Poisson-subsampled Gaussian under add/remove-one (:mod:`bounds.sampling` passes the others).
@@ -122,6 +124,14 @@ def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, s
     for sample_rate, noise_multiplier, steps in segments:
         part = _self_composed(single_step(float(sample_rate), float(noise_multiplier), float(spacing)), int(steps))
         total = part if total is None else total.compose(part)
+        yield total
+
+
+def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, single_step: Callable | None = None):
+    """PLD of the composition of the segments at ``spacing`` (the last of :func:`composed_prefixes`)."""
+    total = None
+    for total in composed_prefixes(segments, spacing, single_step):  # noqa: B007 (the last prefix is the answer)
+        pass
     return total
 
 

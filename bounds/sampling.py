@@ -158,6 +158,18 @@ class Mechanism:
         return pld.epsilon_at_spacing(segments, delta - added_delta, spacing,
                                       self._step_builder(segments, dataset_size)) + added_epsilon
 
+    def pld_epsilons_after_each(self, segments, delta: float, spacing: float, dataset_size: int | None) -> list[float]:
+        """:meth:`pld_epsilon` of every prefix of ``segments`` (one pass; steps built for the whole schedule, so the
+        last value is :meth:`pld_epsilon` of all of it)."""
+        total = _total_steps(segments)
+        epsilons, left_out = [], 0.0
+        prefixes = pld.composed_prefixes(segments, spacing, self._step_builder(segments, dataset_size))
+        for (q, _, steps), composed in zip(segments, prefixes, strict=True):
+            if self.sampling == "with_replacement":
+                left_out += steps * _mixture(q, dataset_size, total)[2]
+            epsilons.append(float(composed.get_epsilon_for_delta(delta - left_out)) - math.log1p(-left_out))
+        return epsilons
+
     def pld_delta(self, segments, epsilon: float, spacing: float, dataset_size: int | None) -> float:
         added_delta, added_epsilon = self.adjustments(segments, dataset_size)
         return pld.delta_at_spacing(segments, max(epsilon - added_epsilon, 0.0), spacing,
