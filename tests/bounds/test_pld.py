@@ -99,7 +99,9 @@ def test_staged_composition_equals_one_shot_and_stays_pessimistic():
             standard_deviation=sigma, sampling_prob=q, value_discretization_interval=spacing,
         ).self_compose(steps).get_epsilon_for_delta(1e-5)
         staged = pld.epsilon_at_spacing([(q, sigma, steps)], 1e-5, spacing)
-        assert one_shot <= staged <= one_shot * (1 + 2e-6)
+        # equal to floating-point noise: dp-accounting 0.6 makes δ(ε) monotone (np.minimum.accumulate) before it
+        # searches ε, which moves the two by up to 1.3e-7 relative either way (0.5 gave staged ≥ one-shot exactly)
+        assert one_shot * (1 - 1e-6) <= staged <= one_shot * (1 + 2e-6)
 
 
 def test_a_billion_steps_of_a_tiny_sample_rate():
