@@ -69,7 +69,7 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
         return np.where(x > 30, x + np.log1p(-np.exp(-np.minimum(x, 700))), np.log(np.expm1(np.minimum(x, 30))))
 
 
-def _log_a_integer(q: float, sigma: float, orders: tuple[int, ...]) -> np.ndarray:
+def _log_a_integer(q, sigma: float, orders: tuple[int, ...]) -> np.ndarray:
     """``log A_α`` for integer α ≥ 2 (damaskinos_dpscd.md §4.3 F1):
     ``A_α = Σ_k C(α,k) (1-q)^{α-k} q^k exp((k² - k) / (2σ²))``.
 
@@ -77,20 +77,28 @@ def _log_a_integer(q: float, sigma: float, orders: tuple[int, ...]) -> np.ndarra
     ``A_α - 1 = Σ_{k≥2} C(α,k) (1-q)^{α-k} q^k (e^{(k²-k)/(2σ²)} - 1)`` is a sum of positive terms:
     computed in log space and added to 1 with ``log1p``, ``log A_α`` keeps its digits even at 1e-20
     (sample rates of 1e-7), where summing ``A_α`` itself would round to exactly 1. Small and large
-    orders are padded separately, so the large orders (128 … 1024) do not widen every row.
+    orders are padded separately, so the large orders (128 … 1024) do not widen every row. ``q`` may be an
+    array of rates (one row each, sharing the σ-only factor: a schedule whose rate changes every round).
     """
-    result = np.empty(len(orders))
+    rates = np.atleast_1d(np.asarray(q, dtype=float))
+    result = np.empty((len(rates), len(orders)))
     alphas = np.asarray(orders)
     for group in (alphas <= 64, alphas > 64):
         if not group.any():
             continue
         k, alpha, log_binom = _binomial_layout(tuple(int(a) for a in alphas[group]))
-        terms = (log_binom + k * math.log(q) + (alpha - k) * math.log1p(-q)
-                 + _log_expm1((k * k - k) / (2 * sigma**2)))
-        peak = terms.max(axis=1)
-        log_excess = peak + np.log(np.exp(terms - peak[:, None]).sum(axis=1))
-        result[group] = np.logaddexp(0.0, log_excess)
-    return result
+        shared = log_binom + _log_expm1((k * k - k) / (2 * sigma**2))
+        for start in range(0, len(rates), _RATE_CHUNK):
+            chunk = rates[start:start + _RATE_CHUNK, None, None]
+            terms = shared + k * np.log(chunk) + (alpha - k) * np.log1p(-chunk)
+            peak = terms.max(axis=2)
+            log_excess = peak + np.log(np.exp(terms - peak[..., None]).sum(axis=2))
+            result[start:start + _RATE_CHUNK, group] = np.logaddexp(0.0, log_excess)
+    return result[0] if np.ndim(q) == 0 else result
+
+
+#: Rates evaluated together by :func:`_log_a_integer` (bounds its memory: rates × orders × terms).
+_RATE_CHUNK = 64
 
 
 def _log_a_chord(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
@@ -324,10 +332,26 @@ def delta_from_rdp(*, rdp, orders, epsilon: float) -> tuple[float, float]:
 
 
 def _composed_rdp(segments, orders: tuple[float, ...]) -> np.ndarray:
-    """Σ_i T_i R_i(α) for segments ``(sample_rate, noise_multiplier, steps)`` (RDP composes additively)."""
+    """Σ_i T_i R_i(α) for segments ``(sample_rate, noise_multiplier, steps)`` (RDP composes additively). Integer
+    orders of segments sharing a σ are evaluated together (:func:`_log_a_integer` over their rates)."""
     total = np.zeros(len(orders))
+    alphas = np.asarray(orders, dtype=float)
+    if not np.all(alphas == np.floor(alphas)) or len(segments) < 2:
+        for q, sigma, steps in segments:
+            total += steps * rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
+        return total
+    by_sigma: dict[float, list[tuple[float, int]]] = {}
     for q, sigma, steps in segments:
-        total += steps * rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
+        rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders[:1])  # validates q and σ
+        by_sigma.setdefault(float(sigma), []).append((float(q), int(steps)))
+    for sigma, group in by_sigma.items():
+        rates = np.array([q for q, _ in group])
+        counts = np.array([steps for _, steps in group], dtype=float)
+        full = rates == 1.0
+        total += counts[full].sum() * alphas / (2 * sigma**2)
+        if (~full).any():
+            log_a = _log_a_integer(rates[~full], sigma, tuple(int(a) for a in alphas))
+            total += counts[~full] @ (np.maximum(log_a, 0.0) / (alphas - 1))
     return total
 
 

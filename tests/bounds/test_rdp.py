@@ -238,3 +238,12 @@ def test_tiny_rdp_values_do_not_round_to_zero():
     epsilon, _ = rdp.epsilon_for_segments([(1e-7, 5.0, 10**9)], 1e-5)
     assert epsilon == pytest.approx(dp_accounting_epsilon(1e-7, 5.0, 10**9, 1e-5), rel=1e-6)
     assert epsilon > 0.008
+
+
+def test_rates_sharing_a_noise_multiplier_compose_as_one_at_a_time():
+    segments = [(0.001 * (1 + i / 10), 1.3, 1 + i % 3) for i in range(70)] + [(1.0, 3.0, 2), (0.02, 3.0, 5)]
+    orders = tuple(float(a) for a in range(2, 64)) + (128.0, 256.0, 512.0, 1024.0)
+    together = rdp._composed_rdp(segments, orders)
+    one_at_a_time = sum(steps * rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
+                        for q, sigma, steps in segments)
+    np.testing.assert_allclose(together, one_at_a_time, rtol=1e-13)

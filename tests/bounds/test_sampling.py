@@ -438,3 +438,23 @@ def test_lower_convex_hull_in_e_to_the_epsilon_without_overflow():
     assert np.any(hull == values)
     shifted = sampling._lower_convex_hull(epsilons + 800.0, values)  # e^800 overflows a float
     assert np.all(np.isfinite(shifted)) and np.allclose(shifted, hull, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("q, sigma, spacing", [(0.01, 1.27, 2.7e-3), (0.0016, 1.27, 1.3e-3), (0.02, 0.8, 1e-3),
+                                               (0.3, 2.0, 1e-4), (1.0, 1.0, 1e-3), (0.5, 0.3, 1e-2)])
+def test_closed_form_poisson_step_is_dp_accountings_connect_the_dots_pld(q, sigma, spacing):
+    """The hand-written Poisson step (closed-form inverse of the privacy loss) against dp-accounting's
+    from_gaussian_mechanism, after 1 and 193 compositions: ε at δ = 1e-6 and δ at ε where δ ≥ 1e-9."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    ours = sampling._poisson_step.__wrapped__(q, sigma, spacing)
+    theirs = privacy_loss_distribution.from_gaussian_mechanism(standard_deviation=sigma, sampling_prob=q,
+                                                               value_discretization_interval=spacing)
+    for steps in (1, 193):
+        mine, reference = ours.self_compose(steps), theirs.self_compose(steps)
+        assert mine.get_epsilon_for_delta(1e-6) == pytest.approx(reference.get_epsilon_for_delta(1e-6), rel=1e-8,
+                                                                 abs=1e-12)
+        for epsilon in (0.05, 0.5, 2.0):
+            expected = reference.get_delta_for_epsilon(epsilon)
+            if expected >= 1e-9:
+                assert mine.get_delta_for_epsilon(epsilon) == pytest.approx(expected, rel=1e-6)
