@@ -1,12 +1,23 @@
-"""Parameter schedules: change-points in memory, one row per round on export (CSV, JSON, YAML).
+"""Parameter schedules: change-points in memory; exports in fedplan's own formats and in the training libraries'.
 
-A :class:`Schedule` is a list of change-points ``(start_round, {parameter: value})``: each entry
-holds from its start round until the next one. Exports:
+A :class:`Schedule` is a list of change-points ``(start_round, {parameter: value})``: each entry holds from its
+start round until the next one. Its ``privacy`` block names the mechanism that runs and how fedplan accounted it
+(:data:`PRIVACY_KEYS`): a Gaussian schedule's change-points carry ``sample_rate`` and ``noise_multiplier`` (noise
+std / clipping norm on the sum of clipped contributions), so :meth:`Schedule.segments` is what ``fedplan epsilon
+--schedule`` composes.
 
-* CSV: one row per round (``round`` first), with the cumulative ε after that round;
-* JSON and YAML: the change-points, the metadata (paper, variant, accountant, δ, neighbouring
-  relation, sampling assumption, versions) and a plain-English privacy statement. A JSON or YAML
-  export loads back (:func:`load_schedule_file`) to an identical :class:`Schedule`.
+Formats (:data:`FORMATS`):
+
+* ``csv``: a ``#`` header (the guarantee, and the privacy block as JSON), then one row per change of parameters
+  (``start_round``, ``rounds``, the values, the cumulative ε at the phase's end); one row per round on request;
+* ``json``, ``yaml``: change-points, privacy, metadata (paper, variant, versions) and the plain-English statement;
+* ``opacus``: Python for ``PrivacyEngine.make_private`` (one phase per change of q or σ) and the
+  ``accountant.history`` that reproduces the accounting (Poisson sampling only: what Opacus's accountants assume);
+* ``flower``: a ``[tool.flwr.app.config]`` snippet and the strategy arguments of
+  ``DifferentialPrivacyServerSideFixedClipping`` (client-level, m of N clients per round, one phase);
+* ``tf-privacy``: the arguments of ``compute_dp_sgd_privacy_statement`` (example-level, Poisson, one phase).
+
+Every csv/json/yaml export loads back (:func:`load_schedule_file`) to the same schedule and privacy block.
 """
 
 from __future__ import annotations
@@ -15,54 +26,23 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 import yaml
 
-FORMATS = ("csv", "json", "yaml")
+from fedplan.planner.schedule import PRIVACY_KEYS, Schedule, guarantee_line, schedule_from_dict, whole_number
 
+__all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
+           "load_schedule_file", "package_versions", "render", "schedule_from_dict", "write_schedule"]
 
-@dataclass(frozen=True)
-class Schedule:
-    """Per-round training parameters as change-points, with the privacy metadata that goes with them."""
-
-    rounds: int
-    change_points: tuple[tuple[int, dict], ...]
-    metadata: dict = field(default_factory=dict)
-    statement: str = ""
-
-    def __post_init__(self) -> None:
-        starts = [start for start, _ in self.change_points]
-        if not starts or starts[0] != 0 or starts != sorted(set(starts)) or starts[-1] >= self.rounds:
-            raise ValueError(f"change_points must start at round 0 and increase strictly below rounds = {self.rounds}; "
-                             f"got starts {starts[:5]}{'…' if len(starts) > 5 else ''}")
-
-    @classmethod
-    def from_rows(cls, rows: list[dict], *, metadata: dict | None = None, statement: str = "") -> Schedule:
-        """Collapse one dict per round into change-points (a new point wherever a value changes)."""
-        points: list[tuple[int, dict]] = []
-        for index, row in enumerate(rows):
-            if not points or points[-1][1] != row:
-                points.append((index, dict(row)))
-        return cls(rounds=len(rows), change_points=tuple(points), metadata=dict(metadata or {}),
-                   statement=statement)
-
-    def rows(self) -> list[dict]:
-        """One dict per round, ``round`` first."""
-        expanded = []
-        ends = [start for start, _ in self.change_points[1:]] + [self.rounds]
-        for (start, values), end in zip(self.change_points, ends, strict=True):
-            expanded.extend({"round": index, **values} for index in range(start, end))
-        return expanded
-
-    def to_dict(self) -> dict:
-        return {"rounds": self.rounds,
-                "change_points": [{"start_round": start, **values} for start, values in self.change_points],
-                "metadata": self.metadata, "statement": self.statement}
-
-
+#: fedplan's own formats (they load back) and the libraries' (they run there).
+OWN_FORMATS = ("csv", "json", "yaml")
+LIBRARY_FORMATS = ("opacus", "flower", "tf-privacy")
+FORMATS = OWN_FORMATS + LIBRARY_FORMATS
+#: File name endings of each format (the first is written by default).
+SUFFIXES = {"csv": (".csv",), "json": (".json",), "yaml": (".yaml", ".yml"), "opacus": (".py",),
+            "flower": (".toml",), "tf-privacy": (".py",)}
 def package_versions() -> dict:
     """Versions of fedplan and of the libraries behind its numbers, for export metadata."""
     versions = {}
@@ -74,46 +54,95 @@ def package_versions() -> dict:
     return versions
 
 
-def schedule_from_dict(data: dict) -> Schedule:
-    """Inverse of :meth:`Schedule.to_dict` (validates the layout)."""
-    if not isinstance(data, dict) or "rounds" not in data or "change_points" not in data:
-        raise ValueError("a schedule file must hold an object with 'rounds' and 'change_points'")
-    points = []
-    for point in data["change_points"]:
-        values = dict(point)
-        points.append((int(values.pop("start_round")), values))
-    return Schedule(rounds=int(data["rounds"]), change_points=tuple(points), metadata=dict(data.get("metadata", {})),
-                    statement=str(data.get("statement", "")))
+# ------------------------------------------------------------------------------------------------
+# Rendering
+# ------------------------------------------------------------------------------------------------
 
 
-def render(schedule: Schedule, fmt: str, *, cumulative_epsilon=None) -> str:
-    """The schedule as CSV, JSON or YAML text. ``cumulative_epsilon`` (one value per round) adds a CSV column."""
+def render(schedule: Schedule, fmt: str, *, cumulative_epsilon=None, per_round: bool = False) -> str:
+    """The schedule as text in ``fmt`` (:data:`FORMATS`).
+
+    CSV has one row per change-point with the cumulative ε at its end (from the privacy block's accountant, else
+    from ``cumulative_epsilon``, one value per round, at the phase ends); ``per_round=True`` writes one row per
+    round instead, with ``cumulative_epsilon`` per round when given (else at phase ends only).
+    """
     if fmt == "csv":
-        rows = schedule.rows()
-        if cumulative_epsilon is not None:
-            if len(cumulative_epsilon) != len(rows):
-                raise ValueError(f"cumulative_epsilon needs one value per round ({len(rows)}); "
-                                 f"got {len(cumulative_epsilon)}")
-            rows = [{**row, "cumulative_epsilon": float(eps)} for row, eps in zip(rows, cumulative_epsilon,
-                                                                                  strict=True)]
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        return buffer.getvalue()
+        return _render_csv(schedule, cumulative_epsilon, per_round)
     if fmt == "json":
         return json.dumps(schedule.to_dict(), indent=2) + "\n"
     if fmt == "yaml":
         return yaml.safe_dump(schedule.to_dict(), sort_keys=False, allow_unicode=True)
+    if fmt in LIBRARY_FORMATS:
+        from fedplan.planner import library_exports
+
+        return library_exports.RENDERERS[fmt](schedule)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
-def format_for_path(path: str | Path) -> str:
-    suffix = Path(path).suffix.lower().lstrip(".")
-    fmt = {"yml": "yaml"}.get(suffix, suffix)
-    if fmt not in FORMATS:
-        raise ValueError(f"output file must end in .csv, .json, .yaml or .yml; got {Path(path).name!r}")
-    return fmt
+def _comment_header(schedule: Schedule) -> list[str]:
+    lines = [f"# fedplan schedule: {schedule.rounds} rounds in {len(schedule.change_points)} phase(s)",
+             f"# guarantee: {guarantee_line(schedule.privacy)}"]
+    if schedule.privacy is not None:
+        lines.append(f"# privacy: {json.dumps(schedule.privacy, separators=(',', ':'))}")
+    return lines
+
+
+def _render_csv(schedule: Schedule, cumulative_epsilon, per_round: bool) -> str:
+    phases = schedule.phases()
+    at_phase_end = schedule.epsilon_after_each_phase()
+    if cumulative_epsilon is not None and len(cumulative_epsilon) != schedule.rounds:
+        raise ValueError(f"cumulative_epsilon needs one value per round ({schedule.rounds}); "
+                         f"got {len(cumulative_epsilon)}")
+    if at_phase_end is None and cumulative_epsilon is not None:
+        at_phase_end = [float(cumulative_epsilon[start + length - 1]) for start, length, _ in phases]
+    if per_round:
+        rows = schedule.rows()
+        if cumulative_epsilon is not None:
+            for row, value in zip(rows, cumulative_epsilon, strict=True):
+                row["cumulative_epsilon"] = float(value)
+        elif at_phase_end is not None:
+            for row in rows:
+                row["cumulative_epsilon"] = ""
+            for (start, length, _), value in zip(phases, at_phase_end, strict=True):
+                rows[start + length - 1]["cumulative_epsilon"] = value
+    else:
+        rows = [{"start_round": start, "rounds": length, **values} for start, length, values in phases]
+        if at_phase_end is not None:
+            for row, value in zip(rows, at_phase_end, strict=True):
+                row["cumulative_epsilon"] = value
+    names: list[str] = []
+    for row in rows:
+        names.extend(name for name in row if name not in names)
+    buffer = io.StringIO()
+    buffer.write("\n".join(_comment_header(schedule)) + "\n")
+    writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n", restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------
+# Files
+# ------------------------------------------------------------------------------------------------
+
+
+def format_for_path(path: str | Path, fmt: str | None = None) -> str:
+    """The export format: ``fmt`` if given (checked against the file's ending), else from the ending."""
+    suffix = Path(path).suffix.lower()
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+        if suffix not in SUFFIXES[fmt]:
+            raise ValueError(f"format {fmt} is written to a file ending in {' or '.join(SUFFIXES[fmt])}; "
+                             f"got {Path(path).name!r}")
+        return fmt
+    for name in OWN_FORMATS:
+        if suffix in SUFFIXES[name]:
+            return name
+    if suffix == ".toml":
+        return "flower"
+    raise ValueError(f"output file must end in .csv, .json, .yaml or .yml (or give format: {', '.join(FORMATS)}); "
+                     f"got {Path(path).name!r}")
 
 
 def check_output_file(path: str | Path, *, name: str = "out") -> Path:
@@ -130,32 +159,106 @@ def check_output_file(path: str | Path, *, name: str = "out") -> Path:
     return path
 
 
-def check_schedule_file(path: str | Path, *, name: str = "out") -> str:
-    """The export format of ``path`` (from its extension), after :func:`check_output_file`."""
-    fmt = format_for_path(path)
+def check_schedule_file(path: str | Path, *, name: str = "out", fmt: str | None = None) -> str:
+    """The export format of ``path`` (from ``fmt`` or its ending), after :func:`check_output_file`."""
+    found = format_for_path(path, fmt)
     check_output_file(path, name=name)
-    return fmt
+    return found
 
 
-def write_schedule(schedule: Schedule, path: str | Path, *, cumulative_epsilon=None) -> Path:
-    """Write ``schedule`` in the format named by the file's extension."""
+def write_schedule(schedule: Schedule, path: str | Path, *, cumulative_epsilon=None, fmt: str | None = None,
+                   per_round: bool = False) -> Path:
+    """Write ``schedule`` in ``fmt`` (default: the format named by the file's ending)."""
     path = Path(path)
-    text = render(schedule, format_for_path(path), cumulative_epsilon=cumulative_epsilon)
+    text = render(schedule, format_for_path(path, fmt), cumulative_epsilon=cumulative_epsilon, per_round=per_round)
     path.write_text(text, encoding="utf-8")
     return path
 
 
 def load_schedule_file(path: str | Path) -> Schedule:
-    """Read a JSON or YAML export back into a :class:`Schedule`."""
+    """Read a fedplan export (JSON, YAML, or CSV by change-points or by round) back into a :class:`Schedule`."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
     fmt = format_for_path(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path.name}: not a text file (it is not UTF-8)") from None
     if fmt == "csv":
-        raise ValueError("a CSV export has one row per round and no metadata; load the JSON or YAML export instead")
+        return _schedule_from_csv(text, path.name)
     try:
         data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         raise ValueError(f"{path.name}: not valid {fmt.upper()}: {error}") from None
-    return schedule_from_dict(data)
+    try:
+        return schedule_from_dict(data)
+    except ValueError as error:
+        raise ValueError(f"{path.name}: {error}") from None
+
+
+def _number(text: str):
+    """A CSV cell as an int, float, bool, None (empty) or the text itself."""
+    text = text.strip()
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+
+
+def _schedule_from_csv(text: str, name: str) -> Schedule:
+    privacy = None
+    body = []
+    for line in text.splitlines():
+        if line.startswith("# privacy: "):
+            try:
+                privacy = json.loads(line[len("# privacy: "):])
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{name}: the '# privacy:' line is not valid JSON: {error.msg}") from None
+        elif not line.startswith("#"):
+            body.append(line)
+    reader = csv.DictReader(body)
+    header = reader.fieldnames or []
+    rows = [{key: _number(value or "") for key, value in row.items() if key != "cumulative_epsilon"}
+            for row in reader]
+    if not rows:
+        raise ValueError(f"{name}: no rows")
+    try:
+        if "start_round" in header and "rounds" in header:
+            points = []
+            for row in rows:
+                start = whole_number("start_round", row.pop("start_round"))
+                length = whole_number("rounds", row.pop("rounds"))
+                points.append((start, length, {key: value for key, value in row.items() if value is not None}))
+            total = points[-1][0] + points[-1][1]
+            return Schedule(rounds=total, change_points=tuple((start, values) for start, _, values in points),
+                            privacy=privacy)
+        if "round" in header:
+            values = [{key: value for key, value in row.items() if key != "round" and value is not None}
+                      for row in rows]
+            return Schedule.from_rows(values, privacy=privacy)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    raise ValueError(f"{name}: a fedplan CSV has the columns start_round and rounds (one row per change) or round "
+                     f"(one row per round); got {', '.join(header)}")
+
+
+def is_fedplan_export(path: str | Path) -> bool:
+    """Whether ``path`` looks like a fedplan schedule export (rather than a plain list of segments)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return True
+    try:
+        head = path.read_text(encoding="utf-8")[:4096]
+    except (OSError, UnicodeDecodeError):
+        return False
+    if suffix == ".csv":
+        return head.startswith("# fedplan schedule") or head.split("\n", 1)[0].split(",")[0].strip() in (
+            "start_round", "round")
+    return suffix == ".json" and '"change_points"' in head

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from fedplan.bounds import accounting
+from fedplan.bounds import accounting, rdp
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds.composition import best_composition, optimal_composition_epsilon
 from fedplan.bounds.fedsgd_dpc import Problem
 from fedplan.bounds.theorem import Hypothesis, all_hold
-from fedplan.bounds.validation import check_int, check_real
+from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.adp2sgd import plan_adp2sgd
 from fedplan.planner.dpscd import plan_dpscd
 from fedplan.planner.estimate import estimate_constants
@@ -32,12 +32,19 @@ from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 from fedplan.planner.mapa import plan_mapa
 from fedplan.planner.vandijk import plan_vandijk
 
+#: How a plan chooses its noise: calibrated by the tight accountant for the sampling that runs (default), or the
+#: paper's own rule (its bound's σ, its per-upload ε).
+NOISE_CHOICES = ("tight", "paper")
+
 
 @dataclass(frozen=True)
 class RecipeInputs:
     """The common, ε-first question: budget, data, clients, compute and batch size.
 
-    ``batch_size`` is van Dijk's initial sample size s₀ and every other recipe's mini-batch.
+    ``batch_size`` is van Dijk's initial sample size s₀ and every other recipe's mini-batch. ``noise`` picks the
+    answer: ``"tight"`` calibrates σ (or the per-upload ε) so that the tight ε of what runs is within 1 % below
+    the target; ``"paper"`` runs the paper's own σ. ``sampling`` (None: the recipe's own) is how records join a
+    step in the run; the Gaussian recipes account it.
     """
 
     target_epsilon: float
@@ -48,6 +55,8 @@ class RecipeInputs:
     epochs: float
     batch_size: int = 16
     dataset: str = "data"
+    noise: str = "tight"
+    sampling: str | None = None
 
     def __post_init__(self) -> None:
         check_real("target_epsilon", self.target_epsilon, low=0.0, low_open=True)
@@ -55,6 +64,7 @@ class RecipeInputs:
         check_int("clients", self.clients, low=1, high=self.examples)
         check_real("epochs", self.epochs, low=0.0, low_open=True)
         check_int("batch_size", self.batch_size, low=1, high=self.client_size)
+        check_choice("noise", self.noise, NOISE_CHOICES)
 
     @property
     def examples(self) -> int:
@@ -83,23 +93,139 @@ class RecipeResult:
         return all_hold(self.hypotheses)
 
 
+#: Relative error allowed in the tight ε of the paper's σ, which is shown for comparison only.
+COMPARISON_TOLERANCE = 5e-3
+
+
+@dataclass(frozen=True)
+class GaussianRun:
+    """What a Gaussian recipe runs: phases ``(sample_rate, steps)``, and how records are sampled."""
+
+    phases: tuple[tuple[float, int], ...]
+    sampling: str
+    neighboring_relation: str
+    dataset_size: int
+    unit: str = "example"
+
+    def segments(self, noise_multiplier: float) -> list[tuple[float, float, int]]:
+        return [(q, noise_multiplier, steps) for q, steps in self.phases]
+
+    def model(self) -> dict:
+        return {"sampling": self.sampling, "neighboring_relation": self.neighboring_relation,
+                "dataset_size": self.dataset_size}
+
+
+def _merged_phases(rates) -> tuple[tuple[float, int], ...]:
+    phases: list[tuple[float, int]] = []
+    for rate in rates:
+        if phases and phases[-1][0] == rate:
+            phases[-1] = (rate, phases[-1][1] + 1)
+        else:
+            phases.append((float(rate), 1))
+    return tuple(phases)
+
+
+def tight_gaussian(run: GaussianRun, *, request: RecipeInputs, paper_noise_multiplier: float | None,
+                   paper_claimed_epsilon: float | None) -> tuple[float, dict, dict]:
+    """The noise multiplier to run, the headline fields that compare it with the paper's, and the privacy block.
+
+    With ``request.noise == "tight"`` σ is calibrated over the run's phases by the tight accountant for its
+    sampling (ε ≤ target, computed); with ``"paper"`` the paper's σ runs. Either way the tight ε of both σ is
+    reported with the share of the budget each leaves unused.
+    """
+    target, delta = request.target_epsilon, request.target_delta
+    paper_tight = None
+    if paper_noise_multiplier is not None:
+        # a comparison, not a guarantee to run: an upper bound within 0.5 % of tight is enough (one PLD build)
+        paper_tight = accounting.get_epsilon(delta=delta, segments=run.segments(paper_noise_multiplier),
+                                             relative_tolerance=COMPARISON_TOLERANCE, **run.model())
+    if request.noise == "paper":
+        if paper_tight is None:
+            raise ValueError("noise=paper: the paper's bound gives no noise multiplier for this target; use "
+                             "noise=tight")
+        sigma, spent = paper_noise_multiplier, paper_tight
+    else:
+        sigma = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=delta, phases=run.phases,
+                                                      **run.model()).value
+        spent = accounting.get_epsilon(delta=delta, segments=run.segments(sigma), **run.model())
+        while spent.epsilon > target:  # re-checked by the accountant `fedplan epsilon` runs (its own spacing)
+            sigma = accounting.round_up(sigma * (1 + 1e-5), accounting.CALIBRATION_DIGITS)
+            spent = accounting.get_epsilon(delta=delta, segments=run.segments(sigma), **run.model())
+    fields = {
+        "noise": request.noise, "noise_multiplier": sigma, "tight_epsilon": spent.epsilon,
+        "tight_accountant": f"{spent.accountant} ({spent.bound}): {spent.source}",
+        "unused_budget": 1 - spent.epsilon / target, "sampling": run.sampling,
+        "neighboring_relation": run.neighboring_relation, "guarantee": _GUARANTEE[run.unit],
+        "paper_noise_multiplier": paper_noise_multiplier, "paper_claimed_epsilon": paper_claimed_epsilon,
+        "paper_tight_epsilon": None if paper_tight is None else paper_tight.epsilon,
+        "paper_unused_budget": None if paper_tight is None else 1 - paper_tight.epsilon / target,
+    }
+    privacy = {"mechanism": "gaussian", "unit": run.unit, **run.model(), "client_sample_rate": None,
+               "delta": delta, "epsilon": spent.epsilon, "accountant": spent.accountant, "bound": spent.bound,
+               "target_epsilon": target}
+    return sigma, fields, privacy
+
+
+_GUARANTEE = {"example": "per example (record-level)", "client": "per client (user-level)",
+              "batch": "per mini-batch (the paper's relation)"}
+
+
+def _laplace_privacy(*, unit: str, relation: str, per_release: float, releases: int, delta: float, epsilon: float,
+                     accountant: str, target: float) -> dict:
+    return {"mechanism": "laplace", "unit": unit, "sampling": "none", "neighboring_relation": relation,
+            "delta": delta, "epsilon": epsilon, "accountant": accountant, "bound": "tight",
+            "target_epsilon": target, "epsilon_per_release": per_release, "releases": releases}
+
+
+def _with_run(schedule: Schedule, sigma: float, privacy: dict, statement: str) -> Schedule:
+    """The recipe's schedule with the noise multiplier that runs and its privacy block."""
+    points = tuple((start, {**values, "noise_multiplier": sigma}) for start, values in schedule.change_points)
+    return Schedule(rounds=schedule.rounds, change_points=points, metadata=schedule.metadata,
+                    statement=statement, privacy=privacy)
+
+
+def _run_statement(fields: dict, rounds: int) -> str:
+    paper = ""
+    if fields["paper_noise_multiplier"] is not None:
+        paper = (f" The paper's own σ = {fields['paper_noise_multiplier']:.6g} has tight ε = "
+                 f"{fields['paper_tight_epsilon']:.4g} and leaves {100 * fields['paper_unused_budget']:.1f} % of the "
+                 "budget unused.")
+    return (f"Run {rounds} rounds at noise multiplier σ = {fields['noise_multiplier']:.6g} ({fields['noise']}): "
+            f"tight ε = {fields['tight_epsilon']:.6g} {fields['guarantee']}, sampling {fields['sampling']}, "
+            f"{fields['neighboring_relation']} neighbours ({100 * fields['unused_budget']:.2f} % of the budget "
+            f"unused).{paper}")
+
+
 def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
-    """van Dijk et al.: the smallest σ whose claimed δ at ε meets the target (r0 = 1/e, the paper's choice)."""
+    """van Dijk et al.: the paper's sample sizes s_i (its σ: the smallest whose claimed δ at ε meets the target,
+    r0 = 1/e, the paper's choice), run at the σ the tight accountant calibrates over those sizes (``noise="tight"``)
+    or at the paper's σ. Each client samples its own N_c records; the guarantee is per example."""
     plan = plan_vandijk(initial_size=request.batch_size, client_size=request.client_size,
                         epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=(1.2, 200.0),
                         delta=request.target_delta, p=p, r0=1 / math.e, variant=variant, with_pld=False)
     sel = plan.selection
+    run = GaussianRun(phases=_merged_phases(size / sel.client_size for size in sel.sizes),
+                      sampling=request.sampling or "poisson", neighboring_relation="add_or_remove_one",
+                      dataset_size=sel.client_size)
+    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=sel.sigma,
+                                            paper_claimed_epsilon=sel.epsilon)
     headline = {
-        "rounds": plan.realised_rounds, "noise_multiplier": sel.sigma,
-        "aggregated_noise": math.sqrt(plan.realised_rounds) * sel.sigma,
+        "rounds": plan.realised_rounds, **fields, "aggregated_noise": math.sqrt(plan.realised_rounds) * sigma,
         "claimed_epsilon": sel.epsilon, "claimed_delta": sel.delta,
-        "tight_epsilon": plan.tight_rdp.epsilon, "tight_accountant": "rdp",
         "first_sample_size": int(sel.sizes[0]), "last_sample_size": int(sel.sizes[-1]),
         "constant_size_rounds": sel.constant_rounds,
     }
+    statement = f"{_run_statement(fields, plan.realised_rounds)} The paper: {plan.statement()}"
     return RecipeResult(recipe="increasing-sizes", source=sel.source, headline=headline, hypotheses=sel.hypotheses,
-                        schedule=plan.schedule(), statement=plan.statement(),
-                        cumulative_epsilon=plan.cumulative_epsilon())
+                        schedule=_with_run(plan.schedule(), sigma, privacy, statement), statement=statement,
+                        cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
+
+
+def _rdp_curve(run: GaussianRun, sigma: float, delta: float) -> np.ndarray | None:
+    """RDP ε after each round (a fast upper bound, for charts) where the run's sampling has a Poisson RDP curve."""
+    if run.sampling != "poisson":
+        return None
+    return rdp.epsilon_after_each_step(run.segments(sigma), delta)
 
 
 def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-3) -> RecipeResult:
@@ -113,34 +239,54 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
         raise ValueError(f"FedSGD-DPC's optimum is T* = 0 rounds at target_epsilon = {request.target_epsilon:g} over "
                          f"{request.clients} clients: the Laplace noise outweighs what any round gains (zhou Solution "
                          "3, L365); raise target_epsilon or use more clients")
+    if request.sampling is not None:
+        raise ValueError(f"sampling={request.sampling} does not apply to fedsgd-dpc: every Laplace reply uses the "
+                         "client's full data (q = 1, zhou L250)")
+    replies = math.ceil(choice.replies)
+    per_reply = request.target_epsilon / replies
     headline = {
         "rounds": choice.rounds, "clients_per_round": choice.clients_per_round,
-        "laplace_scale": plan.noise.get("scale"), "replies_per_client": choice.replies,
+        "laplace_scale": plan.noise.get("scale"), "replies_per_client": choice.replies, "noise": request.noise,
         "claimed_epsilon": request.target_epsilon, "claimed_delta": 0.0,
-        "tight_epsilon": request.target_epsilon, "tight_accountant": "pure ε (basic composition is exact at δ = 0)",
+        "paper_claimed_epsilon": request.target_epsilon,
+        "tight_epsilon": request.target_epsilon, "unused_budget": 0.0, "paper_tight_epsilon": request.target_epsilon,
+        "paper_unused_budget": 0.0, "guarantee": _GUARANTEE["example"], "sampling": "none (full local data, q = 1)",
+        "neighboring_relation": "replace_one or add_or_remove_one",
+        "tight_accountant": "pure ε (basic composition is exact at δ = 0): the paper's answer spends all of it",
         "bound": choice.bound,
     }
+    schedule = plan.schedule()
+    schedule = Schedule(rounds=schedule.rounds, change_points=schedule.change_points, metadata=schedule.metadata,
+                        statement=schedule.statement,
+                        privacy=_laplace_privacy(unit="example", relation="add_or_remove_one", per_release=per_reply,
+                                                 releases=replies, delta=0.0,
+                                                 epsilon=request.target_epsilon, accountant="basic",
+                                                 target=request.target_epsilon))
     return RecipeResult(recipe="fedsgd-dpc", source=choice.source, headline=headline, hypotheses=choice.hypotheses,
-                        schedule=plan.schedule(), statement=plan.statement())
+                        schedule=schedule, statement=plan.statement())
 
 
 def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
-    """DP-SCD (Damaskinos ch. 6) over all N examples: the authors' MA128 σ, and the tight PLD ε of that schedule."""
+    """DP-SCD (Damaskinos ch. 6) over all N examples: the σ the tight accountant calibrates for the sampling that
+    runs (``noise="tight"``) or the authors' MA128 σ (``"paper"``), each with the other beside it."""
     plan = plan_dpscd(target_epsilon=request.target_epsilon, target_delta=request.target_delta,
                       examples=request.examples, batch_size=request.batch_size, epochs=request.epochs,
                       accountant="ma128", compare=False)
     calibration = plan.calibration
-    tight = accounting.get_epsilon(sample_rate=calibration.sample_rate, noise_multiplier=calibration.noise_multiplier,
-                                   steps=calibration.steps, delta=request.target_delta, accountant="pld")
+    run = GaussianRun(phases=((calibration.sample_rate, calibration.steps),), sampling=request.sampling or "poisson",
+                      neighboring_relation="add_or_remove_one", dataset_size=request.examples)
+    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=calibration.noise_multiplier,
+                                            paper_claimed_epsilon=calibration.epsilon)
     headline = {
-        "rounds": calibration.steps, "noise_multiplier": calibration.noise_multiplier,
-        "aggregated_noise": math.sqrt(calibration.steps) * calibration.noise_multiplier,
+        "rounds": calibration.steps, **fields, "aggregated_noise": math.sqrt(calibration.steps) * sigma,
         "claimed_epsilon": calibration.epsilon, "claimed_delta": request.target_delta,
-        "tight_epsilon": tight.epsilon, "tight_accountant": f"{tight.accountant} (same σ, q, T)",
-        "sample_rate": calibration.sample_rate,
+        "sample_rate": calibration.sample_rate, "batch_size": request.batch_size,
     }
+    statement = f"{_run_statement(fields, calibration.steps)} The paper: {plan.statement()}"
     return RecipeResult(recipe="dpscd", source=calibration.source, headline=headline,
-                        hypotheses=calibration.hypotheses, schedule=plan.schedule(), statement=plan.statement())
+                        hypotheses=calibration.hypotheses,
+                        schedule=_with_run(plan.schedule(), sigma, privacy, statement), statement=statement,
+                        cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
 
 
 def _steps_for_epochs(request: RecipeInputs) -> int:
@@ -153,31 +299,54 @@ def _steps_for_epochs(request: RecipeInputs) -> int:
 
 
 def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
-    """Xu et al. A(DP)²SGD: one worker per client, T = ⌊epochs·N/B⌋, Theorem 2's noise when it certifies ε.
+    """Xu et al. A(DP)²SGD: one worker per client, T = ⌊epochs·N/B⌋ iterations.
 
-    Below Theorem 2's floor the tight accountant's noise is used (``noise_source="auto"``) and the paper's
-    claim is reported as none.
+    What runs: each worker samples B of its n₍₁₎ records without replacement per update (``fixed_size``), for
+    ⌈T/K⌉ updates, replace-one neighbours (the paper's relation); no credit is taken for the random choice of the
+    worker. Noise: ``noise_multiplier`` is fedplan's (and Opacus's) σ = noise std / clipping norm on the *sum*
+    of the batch's clipped gradients, i.e. 2z for Xu's z (noise 2Gz/B on the averaged gradient, xu L518); Xu's z
+    is ``xu_noise_multiplier``. The paper's z is Theorem 2's when it certifies the target, else none.
     """
     setting = xu.Setting(workers=request.clients, examples_per_worker=request.client_size,
                          batch_size=request.batch_size, steps=_steps_for_epochs(request), delta=request.target_delta)
-    plan = plan_adp2sgd(setting=setting, target_epsilon=request.target_epsilon, noise_source="auto")
+    paper = plan_adp2sgd(setting=setting, target_epsilon=request.target_epsilon, noise_source="auto")
+    paper_sigma = 2 * paper.noise_multiplier if paper.feasible else None
+    run = GaussianRun(phases=((setting.batch_size / setting.smallest_dataset, setting.worker_steps),),
+                      sampling=request.sampling or "fixed_size", neighboring_relation="replace_one",
+                      dataset_size=setting.smallest_dataset)
+    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=paper_sigma,
+                                            paper_claimed_epsilon=paper.certificate.epsilon if paper.feasible else None)
     headline = {
-        "rounds": setting.steps, "noise_multiplier": plan.noise_multiplier,
-        "aggregated_noise": math.sqrt(setting.steps) * plan.noise_multiplier,
-        "claimed_epsilon": plan.certificate.epsilon if plan.feasible else None, "claimed_delta": setting.delta,
-        "tight_epsilon": plan.tight.epsilon,
-        "tight_accountant": f"{plan.tight.accountant}; {plan.tight.sampling}; replace-one neighbours",
-        "noise_source": plan.noise_source, "per_worker_epsilon": plan.per_worker.epsilon,
+        "rounds": setting.steps, "worker_updates": setting.worker_steps, **fields,
+        "xu_noise_multiplier": sigma / 2, "aggregated_noise": math.sqrt(setting.steps) * sigma,
+        "claimed_epsilon": fields["paper_claimed_epsilon"], "claimed_delta": setting.delta,
+        "paper_model_tight_epsilon": paper.tight.epsilon,
     }
-    return RecipeResult(recipe="adp2sgd", source=xu.SOURCE, headline=headline, hypotheses=tuple(plan.hypotheses),
-                        schedule=plan.schedule(), statement=plan.statement(),
-                        cumulative_epsilon=plan.cumulative_epsilon())
+    statement = (f"{_run_statement(fields, setting.steps)} noise_multiplier is noise std / clipping norm on the sum "
+                 f"of a worker's B clipped gradients; Xu's z = noise_multiplier / 2 = {sigma / 2:.6g}. The paper: "
+                 f"{paper.statement()}")
+    schedule = paper.schedule()
+    points = tuple((start, {key: value for key, value in values.items() if key != "noise_std"} |
+                    {"xu_noise_multiplier": sigma / 2, "sample_rate": run.phases[0][0]})
+                   for start, values in schedule.change_points)
+    worker_schedule = Schedule(rounds=setting.worker_steps, change_points=points,
+                               metadata={**schedule.metadata, "rounds": "updates of one worker (its records' "
+                                         "exposure); the whole run has T iterations over all workers"},
+                               statement=schedule.statement)
+    return RecipeResult(recipe="adp2sgd", source=xu.SOURCE, headline=headline, hypotheses=tuple(paper.hypotheses),
+                        schedule=_with_run(worker_schedule, sigma, privacy, statement), statement=statement)
 
 
-def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float) -> float:
-    """The largest per-upload ε whose best classical per-edge total (basic or advanced at δ) is ≤ the target."""
+def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float, *, optimal: bool) -> float:
+    """The largest per-upload ε whose per-edge total over ``uploads`` is ≤ the target: by the optimal composition
+    (Kairouz et al.; ``optimal=True``) or by the best classical one (basic or advanced at δ; the paper's)."""
+    def total(epsilon: float) -> float:
+        if optimal:
+            return optimal_composition_epsilon(epsilon=epsilon, count=uploads, delta=delta)
+        return best_composition(epsilon=epsilon, delta=0.0, count=uploads, delta_slack=delta)[0]
+
     def excess(epsilon: float) -> float:
-        return best_composition(epsilon=epsilon, delta=0.0, count=uploads, delta_slack=delta)[0] - target_epsilon
+        return total(epsilon) - target_epsilon
 
     upper = target_epsilon / uploads * 2
     while excess(upper) < 0:  # basic composition can be the best, then the root is target/uploads exactly
@@ -191,32 +360,55 @@ def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float) -> f
 def plan_mapa_recipe(request: RecipeInputs) -> RecipeResult:
     """Li et al. MAPA: one edge per client, T = ⌊epochs·N/b⌋ uploads, per-upload ε from the per-edge budget.
 
-    The paper's privacy is per upload; the per-upload ε is the largest whose classical per-edge total over
-    ⌈T/edges⌉ round-robin uploads is ≤ ε (the claim), and the optimal composition of the same uploads is the
-    tight ε. Both assume round-robin uploads: with edges of unequal speed the busiest edge uploads more than
-    ⌈T/edges⌉ times (the simulation shows it) and its ε is larger. Paper settings otherwise (σ = 30, L = 10,
-    θ = 0.5, τ = 5, Theorem 3 failure probability 1e-3), F₀ = 100 (the paper gives none), corrected noise
-    model with the data's dimension.
+    The paper's privacy is per upload; ``noise="tight"`` takes the largest per-upload ε whose *optimal*
+    composition over ⌈T/edges⌉ round-robin uploads is ≤ ε (less noise per upload), ``"paper"`` the largest whose
+    classical total (basic or advanced) is. Both assume round-robin uploads: with edges of unequal speed the
+    busiest edge uploads more than ⌈T/edges⌉ times (the simulation shows it) and its ε is larger. The relation is
+    the paper's neighbouring mini-batches (unit "batch"). Paper settings otherwise (σ = 30, L = 10, θ = 0.5,
+    τ = 5, Theorem 3 failure probability 1e-3), F₀ = 100 (the paper gives none), corrected noise model with the
+    data's dimension.
     """
+    if request.sampling is not None:
+        raise ValueError(f"sampling={request.sampling} does not apply to mapa: its Laplace guarantee per upload "
+                         "takes no credit for sampling")
     steps = _steps_for_epochs(request)
     uploads = math.ceil(steps / request.clients)
-    per_upload = _mapa_upload_epsilon(request.target_epsilon, uploads, request.target_delta)
+    delta = request.target_delta
+    paper_upload = _mapa_upload_epsilon(request.target_epsilon, uploads, delta, optimal=False)
+    tight_upload = _mapa_upload_epsilon(request.target_epsilon, uploads, delta, optimal=True)
+    per_upload = tight_upload if request.noise == "tight" else paper_upload
     plan = plan_mapa(epsilon=per_upload, delta=1e-3, sigma=30.0, batch_size=request.batch_size, smoothness=10.0,
                      max_staleness=5, theta=0.5, iterations=steps, initial_gap=100.0, num_edges=request.clients,
-                     noise_model="corrected", model_dim=int(request.X.shape[1]), delta_slack=request.target_delta)
+                     noise_model="corrected", model_dim=int(request.X.shape[1]), delta_slack=delta)
     privacy = plan.result.privacy
+    most = max(privacy.uploads_per_edge)
+    spent = optimal_composition_epsilon(epsilon=per_upload, count=most, delta=delta)
+    paper_spent = optimal_composition_epsilon(epsilon=paper_upload, count=most, delta=delta)
     headline = {
-        "rounds": steps, "stages": len(plan.result.stages), "per_upload_epsilon": per_upload,
-        "claimed_epsilon": privacy.best_epsilon, "claimed_delta": privacy.best_delta,
-        "tight_epsilon": optimal_composition_epsilon(epsilon=per_upload, count=max(privacy.uploads_per_edge),
-                                                     delta=request.target_delta),
-        "tight_accountant": (f"optimal composition (Kairouz et al.) of {uploads} uploads per edge, for neighbouring "
+        "rounds": steps, "stages": len(plan.result.stages), "noise": request.noise, "per_upload_epsilon": per_upload,
+        "paper_per_upload_epsilon": paper_upload, "claimed_epsilon": privacy.best_epsilon,
+        "claimed_delta": privacy.best_delta, "tight_epsilon": spent,
+        "unused_budget": 1 - spent / request.target_epsilon, "paper_tight_epsilon": paper_spent,
+        "paper_unused_budget": 1 - paper_spent / request.target_epsilon,
+        "paper_claimed_epsilon": request.target_epsilon,
+        "guarantee": _GUARANTEE["batch"], "sampling": "none (Laplace per upload)",
+        "neighboring_relation": "neighbouring mini-batches (the paper's)",
+        "tight_accountant": (f"optimal composition (Kairouz et al.) of {most} uploads per edge, for neighbouring "
                              "mini-batches (the paper's relation; per record up to b times more, since batches are "
                              "drawn with replacement); assumes round-robin uploads (edges of equal speed)"),
     }
+    statement = (f"Per-upload ε = {per_upload:.6g} ({request.noise}): {most} uploads per edge compose to ε = "
+                 f"{spent:.6g} at δ = {delta:g} (optimal composition), {100 * headline['unused_budget']:.2f} % of the "
+                 f"budget unused; the paper's per-upload ε = {paper_upload:.6g} composes to {paper_spent:.6g} "
+                 f"({100 * headline['paper_unused_budget']:.1f} % unused). {plan.statement()}")
+    schedule = plan.schedule()
+    schedule = Schedule(rounds=schedule.rounds, change_points=schedule.change_points, metadata=schedule.metadata,
+                        statement=statement,
+                        privacy=_laplace_privacy(unit="batch", relation="replace_one", per_release=per_upload,
+                                                 releases=most, delta=delta,
+                                                 epsilon=spent, accountant="optimal", target=request.target_epsilon))
     return RecipeResult(recipe="mapa", source=plan.result.source, headline=headline,
-                        hypotheses=tuple(plan.result.hypotheses), schedule=plan.schedule(),
-                        statement=plan.statement())
+                        hypotheses=tuple(plan.result.hypotheses), schedule=schedule, statement=statement)
 
 
 #: Recipe name → (title, function of a RecipeInputs).

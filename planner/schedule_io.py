@@ -1,10 +1,13 @@
-"""Read accounting schedules (lists of segments) from CSV or JSON files.
+"""Read accounting schedules from files: plain lists of segments, or fedplan's own exports.
 
 A segment is ``sample_rate, noise_multiplier, steps``: that many consecutive steps with that
-Poisson sample rate and noise multiplier.
+sample rate and noise multiplier.
 
 * CSV: a header row naming the three columns (any order), then one row per segment.
 * JSON: a list of objects with those keys, or an object with such a list under ``"segments"``.
+* A fedplan export (JSON, YAML, or CSV by change-points or by round, :mod:`planner.export`): its phases are the
+  segments, and its privacy block names the sampling, neighbouring relation, N and δ it was accounted for
+  (:func:`read_schedule`).
 
 Errors name the file (and the row) and are raised as ``ValueError`` so the CLI reports them
 on one line.
@@ -17,12 +20,33 @@ import json
 from pathlib import Path
 
 from fedplan.bounds.accounting import Segment, make_schedule
+from fedplan.planner.export import is_fedplan_export, load_schedule_file
 
 COLUMNS = ("sample_rate", "noise_multiplier", "steps")
 
 
+def read_schedule(path: str | Path) -> tuple[tuple[Segment, ...], dict | None]:
+    """Validated segments from a file, and the privacy block of a fedplan export (None for a plain list)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
+    if is_fedplan_export(path):
+        schedule = load_schedule_file(path)
+        if schedule.privacy is None:
+            raise ValueError(f"{path.name} is a fedplan export without a privacy block (an older export, or a plan "
+                             "whose mechanism fedplan does not account): give its segments instead")
+        if not schedule.is_gaussian:
+            return (), schedule.privacy  # a Laplace plan: its privacy block holds the releases to compose
+        try:
+            segments = make_schedule(schedule.segments())
+        except ValueError as error:
+            raise ValueError(f"{path.name}: {error}") from None
+        return segments, schedule.privacy
+    return load_schedule(path), None
+
+
 def load_schedule(path: str | Path) -> tuple[Segment, ...]:
-    """Validated segments from a ``.csv`` or ``.json`` file."""
+    """Validated segments from a ``.csv`` or ``.json`` list of segments."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))

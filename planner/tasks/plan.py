@@ -14,11 +14,12 @@ from typing import ClassVar
 import numpy as np
 
 from fedplan.planner.datasets import synthetic_logistic
-from fedplan.planner.export import check_schedule_file, write_schedule
-from fedplan.planner.recipes import RECIPES, RecipeInputs, RecipeResult
+from fedplan.bounds.sampling import SAMPLINGS
+from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
+from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
-from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
+from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, flag, real, text
 from fedplan.planner.uploads import dataset_from_upload
 
 
@@ -52,8 +53,17 @@ class Plan(Request):
     features: np.ndarray | None = api_value(help="API only: the features, one row per example (instead of "
                                             "loading dataset)", checker=_array)
     labels: np.ndarray | None = api_value(help="API only: the labels of features", checker=_array)
-    out: str | None = text(None, help="also write the schedule (.csv per round with cumulative ε, .json, .yaml)",
-                           metavar="FILE")
+    noise: str = choice("tight", help="tight: σ calibrated so that the tight ε of what runs is within 1 % below "
+                        "the target (the paper's σ shown beside it); paper: run the paper's own σ",
+                        choices=NOISE_CHOICES)
+    sampling: str | None = choice(None, help="how records join a step in the run, which the tight ε accounts "
+                                  "(default: the recipe's own: poisson for increasing-sizes and dpscd, fixed_size "
+                                  "for adp2sgd; the Laplace recipes take none)", choices=SAMPLINGS)
+    out: str | None = text(None, help="also write the schedule: .csv (one row per change, cumulative ε), .json, "
+                           ".yaml, or a library's config with --format", metavar="FILE")
+    format: str | None = choice(None, help="format of --out (default: from its ending): " + ", ".join(FORMATS),
+                                choices=FORMATS)
+    per_round: bool = flag(help="CSV: one row per round instead of one per change of parameters")
 
     def check(self) -> None:
         if (self.features is None) != (self.labels is None):
@@ -62,7 +72,9 @@ class Plan(Request):
             raise ValueError(f"features must be 2-d with one label per row; got features {self.features.shape} and "
                              f"labels {self.labels.shape}")
         if self.out is not None:
-            check_schedule_file(self.out)
+            check_schedule_file(self.out, fmt=self.format)
+        elif self.format is not None or self.per_round:
+            raise ValueError("format and per_round describe --out: give out too")
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         """The features and labels the recipe plans on."""
@@ -79,11 +91,11 @@ class Plan(Request):
         features, labels = self.data()
         inputs = RecipeInputs(target_epsilon=self.target_epsilon, target_delta=self.target_delta, X=features,
                               y=labels, clients=self.clients, epochs=self.epochs, batch_size=self.batch_size,
-                              dataset=self.dataset)
+                              dataset=self.dataset, noise=self.noise, sampling=self.sampling)
         result = RECIPES[self.recipe][1](inputs)
         values = report_values(result)
         if self.out is not None:
-            path = write_schedule(result.schedule, self.out, cumulative_epsilon=result.cumulative_epsilon)
+            path = write_schedule(result.schedule, self.out, fmt=self.format, per_round=self.per_round)
             values = {"out": str(path), **values,
                       "statement": f"wrote {result.schedule.rounds} rounds to {path}. {values['statement']}"}
         return Report(values=values, result=result)

@@ -1,0 +1,198 @@
+"""A schedule in the names and meaning of the library that trains with it: Opacus, Flower, TF-Privacy.
+
+Each export opens with comments that state the guarantee, its unit (example or client), sampling and neighbouring
+relation, and it refuses a schedule whose mechanism the library does not run:
+
+* Opacus (``PrivacyEngine.make_private``): Poisson sampling of examples (its ``poisson_sampling=True``, the model
+  its accountants assume); ``noise_multiplier`` = noise std / ``max_grad_norm`` on the summed batch gradient, as
+  fedplan's. One phase per change of q or σ, and ``ACCOUNTANT_HISTORY``, the ``(noise_multiplier, sample_rate,
+  steps)`` entries of ``accountant.history`` that reproduce fedplan's accounting. ``RDP_ALPHAS`` are fedplan's
+  orders (up to 1024): Opacus's default orders stop at 63 and overstate ε where the optimum lies beyond.
+* Flower (``DifferentialPrivacyServerSideFixedClipping`` around a strategy): clients sampled m of N per round
+  (``fixed_size``), noise std ``noise_multiplier × clipping_norm`` on the sum of client updates (std ·/m on their
+  mean), one phase. Flower's ``RdpAccountant`` reads σ as noise / *replace* sensitivity (docs/ERRATA.md ACC-7):
+  ``FLOWER_ACCOUNTANT`` gives the event that accounts this run, at noise_multiplier/2 under replace-one.
+* TF-Privacy (``compute_dp_sgd_privacy_statement``): Poisson sampling of examples, one phase; ``used_microbatching``
+  is False (one example per microbatch: True doubles the sensitivity TF-Privacy assumes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pprint
+
+from fedplan.bounds import rdp
+from fedplan.planner.schedule import Schedule, guarantee_line
+
+__all__ = ["RENDERERS"]
+
+
+def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[str, ...], one_phase: bool) -> dict:
+    """The privacy block, after checking that ``library`` runs this schedule's mechanism."""
+    privacy = schedule.privacy
+    if not schedule.is_gaussian:
+        raise ValueError(f"the {library} export needs a Gaussian schedule with its privacy block; this one has "
+                         f"{'none' if privacy is None else privacy['mechanism']} (export json, yaml or csv instead)")
+    if privacy.get("client_sample_rate") is not None:
+        raise ValueError(f"the {library} export runs one stage of sampling; this plan samples clients, then records "
+                         "(export json, yaml or csv instead)")
+    if privacy["unit"] != unit:
+        raise ValueError(f"the {library} export is for a {unit}-level plan; this plan protects one {privacy['unit']}")
+    if privacy["sampling"] not in samplings:
+        raise ValueError(f"{library} runs {' or '.join(samplings)} sampling; this plan is accounted for "
+                         f"sampling={privacy['sampling']} (plan with sampling={samplings[0]}, or export json)")
+    if one_phase and len(schedule.change_points) > 1:
+        changing = sorted({name for _, values in schedule.change_points for name in values
+                           if len({repr(v.get(name)) for _, v in schedule.change_points}) > 1})
+        raise ValueError(f"the {library} export holds one phase; this schedule has {len(schedule.change_points)} "
+                         f"(changing {', '.join(changing)}): export json, yaml or csv")
+    return privacy
+
+
+def _header(schedule: Schedule, library: str) -> list[str]:
+    lines = [f"# fedplan export for {library}: {schedule.rounds} rounds in {len(schedule.change_points)} phase(s)",
+             f"# Guarantee: {guarantee_line(schedule.privacy)}."]
+    if schedule.privacy.get("target_epsilon") is not None:
+        lines.append(f"# Calibrated to target ε = {schedule.privacy['target_epsilon']:g}.")
+    return lines
+
+
+def _literal(value) -> str:
+    """``value`` as a Python literal (``ast.literal_eval`` reads it back)."""
+    return pprint.pformat(value, sort_dicts=False, width=110)
+
+
+def _batch_size(values: dict, dataset_size: int | None) -> int | None:
+    if values.get("batch_size") is not None:
+        return int(values["batch_size"])
+    if dataset_size is None:
+        return None
+    size = values["sample_rate"] * dataset_size
+    return max(1, round(size))
+
+
+def render_opacus(schedule: Schedule) -> str:
+    """Python for Opacus: ``PRIVACY``, ``PHASES`` (make_private arguments per phase), ``ACCOUNTANT_HISTORY``."""
+    privacy = _require(schedule, "Opacus", unit="example", samplings=("poisson",), one_phase=False)
+    size = privacy.get("dataset_size")
+    phases = []
+    for (start, _, values), (q, sigma, steps) in zip(schedule.phases(), schedule.segments(), strict=True):
+        batch = _batch_size(values, size)
+        phase = {"start_step": start, "steps": steps, "noise_multiplier": sigma,
+                 "max_grad_norm": float(values.get("clipping_norm", 1.0)), "sample_rate": q, "batch_size": batch,
+                 "poisson_sampling": True}
+        if size is not None and batch is not None:
+            # Opacus samples at 1 / len(DataLoader) = 1 / ceil(N / batch_size)
+            phase["opacus_sample_rate"] = 1 / math.ceil(size / batch)
+        if values.get("learning_rate") is not None:
+            phase["learning_rate"] = float(values["learning_rate"])
+        phases.append(phase)
+    history = [(phase["noise_multiplier"], phase["sample_rate"], phase["steps"]) for phase in phases]
+    lines = _header(schedule, "Opacus (PrivacyEngine.make_private)") + [
+        "# Opacus's noise_multiplier is fedplan's: noise std / max_grad_norm on the summed batch gradient.",
+        "# Each phase: a DataLoader with the phase's batch_size over the N training examples, then",
+        "#   model, optimizer, loader = privacy_engine.make_private(module=model, optimizer=optimizer,",
+        "#       data_loader=loader, noise_multiplier=phase['noise_multiplier'],",
+        "#       max_grad_norm=phase['max_grad_norm'], poisson_sampling=True)",
+        "# and phase['steps'] optimizer steps. Opacus samples at 1/len(DataLoader) (opacus_sample_rate): where that",
+        "# is below fedplan's sample_rate the run spends less than fedplan's ε. If only σ changes between phases,",
+        "# set optimizer.noise_multiplier at the phase's start_step instead of a new make_private.",
+        "# Opacus's own ε of this plan: accountant.history = ACCOUNTANT_HISTORY, then",
+        "#   accountant.get_epsilon(delta=PRIVACY['delta'], alphas=RDP_ALPHAS)   (RDPAccountant; PRVAccountant: delta)",
+        "",
+        f"PRIVACY = {_literal(privacy)}",
+        "",
+        f"PHASES = {_literal(phases)}",
+        "",
+        "# (noise_multiplier, sample_rate, steps): Opacus's accountant.history entries",
+        f"ACCOUNTANT_HISTORY = {history!r}",
+        "",
+        f"RDP_ALPHAS = {list(rdp.RDP_ORDERS)!r}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_flower(schedule: Schedule) -> str:
+    """A ``[tool.flwr.app.config]`` snippet (pyproject.toml) with the strategy arguments as comments."""
+    privacy = _require(schedule, "Flower", unit="client", samplings=("fixed_size",), one_phase=True)
+    clients = privacy.get("dataset_size")
+    if clients is None:
+        raise ValueError("the Flower export needs the number of clients N (dataset_size)")
+    (q, sigma, rounds), = schedule.segments()
+    values = schedule.change_points[0][1]
+    sampled = round(q * clients)
+    clipping = float(values.get("clipping_norm", 1.0))
+    relation = privacy["neighboring_relation"]
+    event_sigma = sigma / 2 if relation == "replace_one" else sigma
+    lines = _header(schedule, "Flower (DifferentialPrivacyServerSideFixedClipping)") + [
+        "# Flower samples num_sampled_clients of min_available_clients clients per round without replacement",
+        "# (fraction-fit = m/N, min-fit-clients = m), clips each update to clipping-norm and adds noise of std",
+        "# noise-multiplier x clipping-norm / m to their mean (noise-multiplier x clipping-norm on the sum).",
+        "# In server_fn:",
+        "#   cfg = context.run_config",
+        "#   strategy = FedAvg(fraction_fit=cfg['fraction-fit'], min_fit_clients=cfg['min-fit-clients'],",
+        "#                     min_available_clients=cfg['min-available-clients'])",
+        "#   strategy = DifferentialPrivacyServerSideFixedClipping(strategy, noise_multiplier=cfg['noise-multiplier'],",
+        "#                     clipping_norm=cfg['clipping-norm'], num_sampled_clients=cfg['num-sampled-clients'])",
+        "#   config = ServerConfig(num_rounds=cfg['num-server-rounds'])",
+        "# Flower's RdpAccountant reads σ as noise / replace-sensitivity (docs/ERRATA.md ACC-7). The event that",
+        "# accounts this run: PrivacyConfig(target_delta=delta, population_size=N,",
+        f"#   neighboring_relation=NeighboringRelation.{relation.upper()}, sampling_method=SamplingMethod."
+        "WITHOUT_REPLACEMENT)",
+        f"#   GaussianPrivacyEvent(noise_multiplier={event_sigma!r}, sample_size={sampled}, population_size={clients})"
+        f" x {rounds} rounds",
+        f"# fedplan: privacy = {json.dumps(privacy, separators=(',', ':'))}",
+        "",
+        "[tool.flwr.app.config]",
+        f"num-server-rounds = {rounds}",
+        f"fraction-fit = {sampled / clients!r}",
+        f"min-fit-clients = {sampled}",
+        f"min-available-clients = {clients}",
+        f"num-sampled-clients = {sampled}",
+        f"noise-multiplier = {sigma!r}",
+        f"clipping-norm = {clipping!r}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_tf_privacy(schedule: Schedule) -> str:
+    """The arguments of TF-Privacy's ``compute_dp_sgd_privacy_statement`` as a Python dict."""
+    privacy = _require(schedule, "TF-Privacy", unit="example", samplings=("poisson",), one_phase=True)
+    examples = privacy.get("dataset_size")
+    if examples is None:
+        raise ValueError("the TF-Privacy export needs the number of examples N (dataset_size)")
+    (q, sigma, steps), = schedule.segments()
+    batch = _batch_size(schedule.change_points[0][1], examples)
+    epochs = epochs_for_steps(steps, batch, examples)
+    arguments = {"number_of_examples": examples, "batch_size": batch, "num_epochs": epochs,
+                 "noise_multiplier": sigma, "delta": privacy["delta"], "used_microbatching": False,
+                 "max_examples_per_user": None}
+    lines = _header(schedule, "TF-Privacy (compute_dp_sgd_privacy_statement)") + [
+        "# TF-Privacy accounts ceil(num_epochs * number_of_examples / batch_size) steps at q = batch_size /",
+        f"# number_of_examples = {batch / examples!r} (fedplan: {q!r}), Poisson sampling, add/remove-one.",
+        "# used_microbatching=False: one example per microbatch (num_microbatches = batch_size); with larger",
+        "# microbatches TF-Privacy doubles the sensitivity, and this σ gives the ε of noise_multiplier / 2.",
+        "#   from tensorflow_privacy.privacy.analysis.compute_dp_sgd_privacy_lib import \\",
+        "#       compute_dp_sgd_privacy_statement",
+        "#   print(compute_dp_sgd_privacy_statement(**STATEMENT_ARGUMENTS))",
+        "",
+        f"STATEMENT_ARGUMENTS = {_literal(arguments)}",
+        "",
+        f"PRIVACY = {_literal(privacy)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def epochs_for_steps(steps: int, batch_size: int, examples: int) -> float:
+    """The num_epochs whose ceil(num_epochs · N / B) is exactly ``steps`` (TF-Privacy's step count)."""
+    epochs = steps * batch_size / examples
+    while math.ceil(epochs * examples / batch_size) > steps:
+        epochs = math.nextafter(epochs, 0.0)
+    return epochs
+
+
+RENDERERS = {"opacus": render_opacus, "flower": render_flower, "tf-privacy": render_tf_privacy}
