@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from fedplan.planner.datasets import synthetic_logistic
 from fedplan.bounds.sampling import SAMPLINGS
+from fedplan.planner.datasets import synthetic_logistic
 from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
@@ -97,7 +97,8 @@ class Plan(Request):
         if self.out is not None:
             path = write_schedule(result.schedule, self.out, fmt=self.format, per_round=self.per_round)
             values = {"out": str(path), **values,
-                      "statement": f"wrote {result.schedule.rounds} rounds to {path}. {values['statement']}"}
+                      "statement": f"wrote {result.schedule.rounds} rounds in {len(result.schedule.change_points)} phase(s) "
+                                   f"to {path}. {values['statement']}"}
         return Report(values=values, result=result)
 
 

@@ -23,12 +23,24 @@ def test_round_trip(tmp_path, suffix):
     assert load_schedule_file(path) == make()
 
 
-def test_csv_has_one_row_per_round_with_cumulative_epsilon(tmp_path):
+def test_csv_has_one_row_per_change_or_per_round_on_request(tmp_path):
     text = render(make(), "csv", cumulative_epsilon=[0.1, 0.2, 0.3, 0.4, 0.5])
-    lines = text.splitlines()
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert lines == ["start_round,rounds,sample_size,noise_multiplier,cumulative_epsilon", "0,3,16,1.0,0.3",
+                     "3,2,32,1.0,0.5"]
+    per_round = render(make(), "csv", cumulative_epsilon=[0.1, 0.2, 0.3, 0.4, 0.5], per_round=True)
+    lines = [line for line in per_round.splitlines() if not line.startswith("#")]
     assert lines[0] == "round,sample_size,noise_multiplier,cumulative_epsilon" and lines[-1] == "4,32,1.0,0.5"
+    assert len(lines) == 6
     with pytest.raises(ValueError, match=r"one value per round \(5\); got 2"):
         render(make(), "csv", cumulative_epsilon=[0.1, 0.2])
+
+
+@pytest.mark.parametrize("per_round", [False, True])
+def test_csv_loads_back_to_the_same_change_points(tmp_path, per_round):
+    path = write_schedule(make(), tmp_path / "s.csv", per_round=per_round)
+    loaded = load_schedule_file(path)
+    assert loaded.rounds == 5 and loaded.change_points == make().change_points
 
 
 @pytest.mark.parametrize("starts, rounds", [([1], 3), ([0, 0], 3), ([0, 5], 3)])
