@@ -96,9 +96,9 @@ class Plan(Request):
         values = report_values(result)
         if self.out is not None:
             path = write_schedule(result.schedule, self.out, fmt=self.format, per_round=self.per_round)
-            values = {"out": str(path), **values,
-                      "statement": f"wrote {result.schedule.rounds} rounds in {len(result.schedule.change_points)} phase(s) "
-                                   f"to {path}. {values['statement']}"}
+            phases = len(result.schedule.change_points)
+            values = {"out": str(path), **values, "statement": f"wrote {result.schedule.rounds} rounds in {phases} "
+                                                               f"phase(s) to {path}. {values['statement']}"}
         return Report(values=values, result=result)
 
 

@@ -99,4 +99,4 @@ def test_noise_paper_is_one_switch_away(tmp_path):
 ])
 def test_bad_plan_options_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
-        fedplan.plan(**fields).values
+        fedplan.plan(**fields)
