@@ -113,3 +113,21 @@ def optimal_composition_epsilon(*, epsilon: float, count: int, delta: float) -> 
     if excess(total) > 0:
         raise ArithmeticError(f"optimal composition root {root!r} does not certify delta = {delta}")
     return total
+
+
+def group_privacy(*, epsilon: float, delta: float, group_size: int) -> tuple[float, float]:
+    """(kε, k·e^{(k-1)ε}·δ): what an (ε, δ)-DP mechanism guarantees for data sets that differ in k records
+    (group privacy, Vadhan 2017 "The Complexity of Differential Privacy", Lemma 2.2), e.g. all k examples of one
+    user when training protects one example."""
+    epsilon = check_real("epsilon", epsilon, low=0.0)
+    delta = check_real("delta", delta, low=0.0, high=1.0)
+    k = check_int("group_size", group_size, low=1)
+    return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)
+
+
+def per_member_budget(*, epsilon: float, delta: float, group_size: int) -> tuple[float, float]:
+    """The per-record (ε/k, δ / (k·e^{(k-1)ε/k})) whose :func:`group_privacy` over k records is (ε, δ)."""
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    k = check_int("group_size", group_size, low=1)
+    return epsilon / k, delta / (k * math.exp((k - 1) * epsilon / k))

@@ -125,9 +125,11 @@ def render_flower(schedule: Schedule) -> str:
     sampled = round(q * clients)
     clipping = float(values.get("clipping_norm", 1.0))
     relation = privacy["neighboring_relation"]
-    event_sigma = sigma / 2 if relation == "replace_one" else sigma
+    # The dp-accounting event of this run: replace-one moves the sum by 2C, so sampling without replacement at σ/2;
+    # add/remove-one is bounded by the Poisson event at σ/2 (bounds/sampling.py; docs/SAMPLING.md §1, §5).
+    method = "WITHOUT_REPLACEMENT" if relation == "replace_one" else "POISSON"
     lines = _header(schedule, "Flower (DifferentialPrivacyServerSideFixedClipping)") + [
-        "# Flower samples num_sampled_clients of min_available_clients clients per round without replacement",
+        "# Flower samples num-sampled-clients of min-available-clients clients per round without replacement",
         "# (fraction-fit = m/N, min-fit-clients = m), clips each update to clipping-norm and adds noise of std",
         "# noise-multiplier x clipping-norm / m to their mean (noise-multiplier x clipping-norm on the sum).",
         "# In server_fn:",
@@ -137,13 +139,6 @@ def render_flower(schedule: Schedule) -> str:
         "#   strategy = DifferentialPrivacyServerSideFixedClipping(strategy, noise_multiplier=cfg['noise-multiplier'],",
         "#                     clipping_norm=cfg['clipping-norm'], num_sampled_clients=cfg['num-sampled-clients'])",
         "#   config = ServerConfig(num_rounds=cfg['num-server-rounds'])",
-        "# Flower's RdpAccountant reads σ as noise / replace-sensitivity (docs/ERRATA.md ACC-7). The event that",
-        "# accounts this run: PrivacyConfig(target_delta=delta, population_size=N,",
-        f"#   neighboring_relation=NeighboringRelation.{relation.upper()}, sampling_method=SamplingMethod."
-        "WITHOUT_REPLACEMENT)",
-        f"#   GaussianPrivacyEvent(noise_multiplier={event_sigma!r}, sample_size={sampled}, population_size={clients})"
-        f" x {rounds} rounds",
-        f"# fedplan: privacy = {json.dumps(privacy, separators=(',', ':'))}",
         "",
         "[tool.flwr.app.config]",
         f"num-server-rounds = {rounds}",
@@ -154,8 +149,34 @@ def render_flower(schedule: Schedule) -> str:
         f"noise-multiplier = {sigma!r}",
         f"clipping-norm = {clipping!r}",
         "",
+        "# Flower's RdpAccountant reads its event's σ as noise / replace-sensitivity (docs/ERRATA.md ACC-7). The event",
+        "# that accounts this run (an RDP upper bound of fedplan's ε):",
+        "#   PrivacyConfig(target_delta=delta, population_size=population-size,",
+        "#       neighboring_relation=NeighboringRelation.<neighboring-relation>,",
+        "#       sampling_method=SamplingMethod.<sampling-method>), then compose(GaussianPrivacyEvent(",
+        "#       noise_multiplier=noise-multiplier, sample_size=sample-size, population_size=...), count=rounds)",
+        "[tool.fedplan.flower-accountant]",
+        f"noise-multiplier = {sigma / 2!r}",
+        f"sample-size = {sampled}",
+        f"population-size = {clients}",
+        f"rounds = {rounds}",
+        f'neighboring-relation = "{relation.upper()}"',
+        f'sampling-method = "{method}"',
+        f"delta = {privacy['delta']!r}",
+        "",
+        "[tool.fedplan.privacy]",
+        *(f"{name} = {_toml_value(value)}" for name, value in privacy.items() if value is not None),
+        "",
     ]
     return "\n".join(lines)
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
 
 
 def render_tf_privacy(schedule: Schedule) -> str:

@@ -125,21 +125,22 @@ def _merged_phases(rates) -> tuple[tuple[float, int], ...]:
     return tuple(phases)
 
 
-def tight_gaussian(run: GaussianRun, *, request: RecipeInputs, paper_noise_multiplier: float | None,
-                   paper_claimed_epsilon: float | None) -> tuple[float, dict, dict]:
+def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: float, noise: str = "tight",
+                   paper_noise_multiplier: float | None = None,
+                   paper_claimed_epsilon: float | None = None) -> tuple[float, dict, dict]:
     """The noise multiplier to run, the headline fields that compare it with the paper's, and the privacy block.
 
-    With ``request.noise == "tight"`` σ is calibrated over the run's phases by the tight accountant for its
-    sampling (ε ≤ target, computed); with ``"paper"`` the paper's σ runs. Either way the tight ε of both σ is
-    reported with the share of the budget each leaves unused.
+    With ``noise="tight"`` σ is calibrated over the run's phases by the tight accountant for its sampling
+    (ε ≤ target, computed and re-checked); with ``"paper"`` the paper's σ runs. Either way the tight ε of both σ
+    is reported with the share of the budget each leaves unused.
     """
-    target, delta = request.target_epsilon, request.target_delta
+    target, delta = target_epsilon, target_delta
     paper_tight = None
     if paper_noise_multiplier is not None:
         # a comparison, not a guarantee to run: an upper bound within 0.5 % of tight is enough (one PLD build)
         paper_tight = accounting.get_epsilon(delta=delta, segments=run.segments(paper_noise_multiplier),
                                              relative_tolerance=COMPARISON_TOLERANCE, **run.model())
-    if request.noise == "paper":
+    if noise == "paper":
         if paper_tight is None:
             raise ValueError("noise=paper: the paper's bound gives no noise multiplier for this target; use "
                              "noise=tight")
@@ -152,7 +153,7 @@ def tight_gaussian(run: GaussianRun, *, request: RecipeInputs, paper_noise_multi
             sigma = accounting.round_up(sigma * (1 + 1e-5), accounting.CALIBRATION_DIGITS)
             spent = accounting.get_epsilon(delta=delta, segments=run.segments(sigma), **run.model())
     fields = {
-        "noise": request.noise, "noise_multiplier": sigma, "tight_epsilon": spent.epsilon,
+        "noise": noise, "noise_multiplier": sigma, "tight_epsilon": spent.epsilon,
         "tight_accountant": f"{spent.accountant} ({spent.bound}): {spent.source}",
         "unused_budget": 1 - spent.epsilon / target, "sampling": run.sampling,
         "neighboring_relation": run.neighboring_relation, "guarantee": _GUARANTEE[run.unit],
@@ -164,6 +165,10 @@ def tight_gaussian(run: GaussianRun, *, request: RecipeInputs, paper_noise_multi
                "delta": delta, "epsilon": spent.epsilon, "accountant": spent.accountant, "bound": spent.bound,
                "target_epsilon": target}
     return sigma, fields, privacy
+
+
+def _budget(request: RecipeInputs) -> dict:
+    return {"target_epsilon": request.target_epsilon, "target_delta": request.target_delta, "noise": request.noise}
 
 
 _GUARANTEE = {"example": "per example (record-level)", "client": "per client (user-level)",
@@ -207,7 +212,7 @@ def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str
     run = GaussianRun(phases=_merged_phases(size / sel.client_size for size in sel.sizes),
                       sampling=request.sampling or "poisson", neighboring_relation="add_or_remove_one",
                       dataset_size=sel.client_size)
-    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=sel.sigma,
+    sigma, fields, privacy = tight_gaussian(run, **_budget(request), paper_noise_multiplier=sel.sigma,
                                             paper_claimed_epsilon=sel.epsilon)
     headline = {
         "rounds": plan.realised_rounds, **fields, "aggregated_noise": math.sqrt(plan.realised_rounds) * sigma,
@@ -275,7 +280,8 @@ def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
     calibration = plan.calibration
     run = GaussianRun(phases=((calibration.sample_rate, calibration.steps),), sampling=request.sampling or "poisson",
                       neighboring_relation="add_or_remove_one", dataset_size=request.examples)
-    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=calibration.noise_multiplier,
+    sigma, fields, privacy = tight_gaussian(run, **_budget(request),
+                                            paper_noise_multiplier=calibration.noise_multiplier,
                                             paper_claimed_epsilon=calibration.epsilon)
     headline = {
         "rounds": calibration.steps, **fields, "aggregated_noise": math.sqrt(calibration.steps) * sigma,
@@ -314,7 +320,7 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     run = GaussianRun(phases=((setting.batch_size / setting.smallest_dataset, setting.worker_steps),),
                       sampling=request.sampling or "fixed_size", neighboring_relation="replace_one",
                       dataset_size=setting.smallest_dataset)
-    sigma, fields, privacy = tight_gaussian(run, request=request, paper_noise_multiplier=paper_sigma,
+    sigma, fields, privacy = tight_gaussian(run, **_budget(request), paper_noise_multiplier=paper_sigma,
                                             paper_claimed_epsilon=paper.certificate.epsilon if paper.feasible else None)
     headline = {
         "rounds": setting.steps, "worker_updates": setting.worker_steps, **fields,

@@ -12,6 +12,7 @@ from fedplan.planner.tasks import (
     fedsgd_dpc,
     mapa,
     plan,
+    practice,
     simulate,
     simulate_papers,
     sweep,
@@ -19,7 +20,8 @@ from fedplan.planner.tasks import (
     vandijk,
 )
 
-TASKS = (*plan.TASKS, *accounting.TASKS, *vandijk.TASKS, *fedsgd_dpc.TASKS, *adp2sgd.TASKS, *mapa.TASKS,
+TASKS = (*plan.TASKS, *practice.TASKS, *accounting.TASKS, *vandijk.TASKS, *fedsgd_dpc.TASKS, *adp2sgd.TASKS,
+         *mapa.TASKS,
          *damaskinos.TASKS, *simulate.TASKS,
          *simulate_papers.TASKS, *validate.TASKS, *sweep.TASKS)
 

@@ -40,7 +40,10 @@ TERMS: dict[str, str] = {
     "epochs": "passes over the data",
     "schedule": "a schedule file (segments for the accountant; an exported fedplan schedule for a simulation)",
     "segments": "API only: a list of (sample_rate, noise_multiplier, steps) segments",
-    "out": "the file to write (format from its extension)",
+    "out": "the file to write (format from its extension, or --format)",
+    "format": "the format of --out: csv, json, yaml (fedplan's own; they load back) or opacus, flower, tf-privacy "
+              "(the library's configuration)",
+    "per_round": "CSV export with one row per round instead of one per change of parameters",
     # --- data and clients
     "dataset": "the data: a LIBSVM file, synthetic, or a scikit-learn set name",
     "test_file": "a separate LIBSVM test file",
@@ -58,6 +61,10 @@ TERMS: dict[str, str] = {
     "regularization": "L2 regularisation coefficient",
     "seed": "seed of one run",
     "seeds": "seeds of several runs",
+    "noise": "how a plan chooses σ: tight (calibrated by the tight accountant for the sampling that runs) or paper "
+             "(the paper's own rule)",
+    "max_examples_per_user": "a bound on the examples one user holds: an example-level run is given a user-level "
+                             "guarantee by group privacy",
     "recipe": "the paper's planning recipe of the ε-first planner (increasing-sizes, fedsgd-dpc, dpscd, adp2sgd, mapa)",
     "features": "API only: the features, one row per example",
     "labels": "API only: the label of each row of features",
@@ -131,7 +138,7 @@ TERMS: dict[str, str] = {
     "wait_rule": "van Dijk et al.: when the server waits for late clients (none, exact, alg1_literal, …)",
     "permissible_delay": "van Dijk et al.'s τ: the delay (in local iterations) a wait rule permits",
     "round_threshold": "van Dijk et al.'s d: the round threshold of the d_round wait rules and Theorem 5's sizes",
-    "clients_per_round": "Zhou et al.'s b: clients selected per round",
+    "clients_per_round": "clients sampled per round (Zhou et al.'s b, Flower's num_sampled_clients m)",
     "selection": "how the clients of a round are chosen (uniform, round_robin, shuffle_partition)",
     "buffer_size": "FedBuff's K: client updates aggregated per server update",
     "server_lr": "the server's step size η on the aggregated update",

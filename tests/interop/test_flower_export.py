@@ -1,0 +1,107 @@
+"""fedplan's Flower export, loaded by Flower 1.42: the strategy it configures runs rounds of fixed-clipping DP
+aggregation with the planned noise, and Flower's own accountant, given the event the export names, agrees with
+fedplan's RDP ε of the same run (and bounds fedplan's tight ε from above)."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+
+flwr_server = pytest.importorskip("flwr.server", reason="fedplan[flower] is not installed")
+
+from flwr import serverapp  # noqa: E402
+from flwr.common import Code, FitRes, Status, ndarrays_to_parameters, parameters_to_ndarrays  # noqa: E402
+from flwr.server.client_manager import SimpleClientManager  # noqa: E402
+from flwr.server.client_proxy import ClientProxy  # noqa: E402
+from flwr.server.strategy import DifferentialPrivacyServerSideFixedClipping, FedAvg  # noqa: E402
+
+from fedplan.bounds import accounting  # noqa: E402
+from fedplan.planner.export import write_schedule  # noqa: E402
+from fedplan.planner.practice import plan_federated  # noqa: E402
+
+N, M, ROUNDS, DELTA, DIMENSION = 100, 10, 40, 1e-5, 20_000
+
+
+class _Client(ClientProxy):
+    """A client the server can sample; the test hands in its update directly."""
+
+    def get_properties(self, ins, timeout, group_id):  # pragma: no cover - never called
+        raise NotImplementedError
+
+    def get_parameters(self, ins, timeout, group_id):  # pragma: no cover
+        raise NotImplementedError
+
+    def fit(self, ins, timeout, group_id):  # pragma: no cover
+        raise NotImplementedError
+
+    def evaluate(self, ins, timeout, group_id):  # pragma: no cover
+        raise NotImplementedError
+
+    def reconnect(self, ins, timeout, group_id):  # pragma: no cover
+        raise NotImplementedError
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    plan = plan_federated(clients=N, clients_per_round=M, rounds=ROUNDS, delta=DELTA, target_epsilon=2.0,
+                          clipping_norm=0.5)
+    path = write_schedule(plan.schedule, tmp_path_factory.mktemp("flower") / "pyproject.toml", fmt="flower")
+    with path.open("rb") as handle:
+        return plan, tomllib.load(handle)["tool"]
+
+
+def test_the_strategy_runs_rounds_with_the_planned_sampling_clipping_and_noise(exported):
+    plan, tool = exported
+    config = tool["flwr"]["app"]["config"]
+    strategy = DifferentialPrivacyServerSideFixedClipping(
+        FedAvg(fraction_fit=config["fraction-fit"], min_fit_clients=config["min-fit-clients"],
+               min_available_clients=config["min-available-clients"]),
+        noise_multiplier=config["noise-multiplier"], clipping_norm=config["clipping-norm"],
+        num_sampled_clients=config["num-sampled-clients"])
+    manager = SimpleClientManager()
+    for number in range(N):
+        manager.register(_Client(f"client-{number}"))
+    model = [np.zeros(DIMENSION)]
+    deviations = []
+    for server_round in range(1, 4):
+        chosen = strategy.configure_fit(server_round, ndarrays_to_parameters(model), manager)
+        assert len(chosen) == M == plan.values["clients_per_round"]  # m of N per round
+        assert len({client.cid for client, _ in chosen}) == M  # without replacement
+        # every client sends an update of norm 10 (clipped to 0.5) in the same direction
+        update = np.full(DIMENSION, 10 / np.sqrt(DIMENSION))
+        results = [(client, FitRes(Status(Code.OK, ""), ndarrays_to_parameters([model[0] + update]), 1, {}))
+                   for client, _ in chosen]
+        aggregated, _ = strategy.aggregate_fit(server_round, results, [])
+        (new,) = parameters_to_ndarrays(aggregated)
+        mean = 0.5 * update / np.linalg.norm(update)
+        deviations.append(new - model[0] - mean)
+        model = [new]
+    noise = np.concatenate(deviations)
+    expected = config["noise-multiplier"] * config["clipping-norm"] / M  # σ·C on the sum, /m on the mean
+    assert noise.std() == pytest.approx(expected, rel=0.02)
+    assert abs(noise.mean()) < 4 * expected / np.sqrt(noise.size)
+
+
+def test_flowers_accountant_agrees_with_fedplans_rdp_of_the_run(exported):
+    plan, tool = exported
+    event = tool["fedplan"]["flower-accountant"]
+    privacy = serverapp.PrivacyConfig(
+        target_delta=event["delta"], population_size=event["population-size"],
+        neighboring_relation=serverapp.NeighboringRelation[event["neighboring-relation"]],
+        sampling_method=serverapp.SamplingMethod[event["sampling-method"]])
+    flower = serverapp.RdpAccountant(privacy)
+    flower.compose(serverapp.GaussianPrivacyEvent(noise_multiplier=event["noise-multiplier"],
+                                                  sample_size=event["sample-size"],
+                                                  population_size=event["population-size"]),
+                   count=event["rounds"])
+    flowers_epsilon = flower.get_epsilon(DELTA)
+    sigma = tool["flwr"]["app"]["config"]["noise-multiplier"]
+    ours_rdp = accounting.get_epsilon(sample_rate=M / N, noise_multiplier=sigma, steps=ROUNDS, delta=DELTA,
+                                      sampling="fixed_size", neighboring_relation="replace_one", dataset_size=N,
+                                      accountant="rdp")
+    assert ours_rdp.epsilon == pytest.approx(flowers_epsilon, rel=1e-2)
+    # fedplan's plan is the tight ε of the same run: below Flower's RDP, within the target
+    assert plan.values["epsilon"] <= flowers_epsilon and plan.values["epsilon"] <= 2.0
+    assert tool["fedplan"]["privacy"]["epsilon"] == plan.values["epsilon"]
