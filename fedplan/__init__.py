@@ -9,6 +9,10 @@ keyword-only arguments named as on the command line (``fedplan <command> --help`
     fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
     fedplan.calibrate("noise_multiplier", target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000)
     fedplan.run("vandijk select", initial_size=16, client_size=10_000, grad_computations=25_000, ...)
+    fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=15, target_epsilon=3, delta=1e-5)
+    fedplan.federated(clients=1000, clients_per_round=50, rounds=200, target_epsilon=2, delta=1e-5)
+    fedplan.export(report, "plan.py", format="opacus")     # or flower (.toml), tf-privacy (.py), csv, json, yaml
+    budget = fedplan.Budget(report); budget.step()         # in the training loop: raises before overspending
 
 The mathematics is in :mod:`fedplan.bounds`, the recipes, requests and simulations in :mod:`fedplan.planner`.
 Importing ``fedplan`` loads nothing heavy; each call imports what it needs.
@@ -25,7 +29,17 @@ try:
 except _metadata.PackageNotFoundError:  # a checkout that was never installed
     __version__ = "unknown"
 
-__all__ = ["calibrate", "delta", "epsilon", "export", "plan", "request", "run", "simulate", "tasks"]
+__all__ = ["Budget", "BudgetExceededError", "calibrate", "delta", "dp_sgd", "epsilon", "export", "federated", "plan",
+           "request", "run", "simulate", "tasks"]
+
+
+def __getattr__(name: str):
+    """``fedplan.Budget`` and ``fedplan.BudgetExceededError``, imported on first use (they load the accountant)."""
+    if name in ("Budget", "BudgetExceededError"):
+        from fedplan.planner import budget
+
+        return getattr(budget, name)
+    raise AttributeError(f"module 'fedplan' has no attribute {name!r}")
 
 #: ``calibrate(parameter, …)``: the calibrated parameter (or its command's word) -> its command.
 CALIBRATIONS = {"noise_multiplier": "calibrate noise", "steps": "calibrate steps",
@@ -82,20 +96,31 @@ def plan(**fields):
     return run("plan", **fields)
 
 
+def dp_sgd(**fields):
+    """DP-SGD from examples, batch size and epochs: σ for a target ε, or ε of σ (``fedplan dp-sgd``)."""
+    return run("dp-sgd", **fields)
+
+
+def federated(**fields):
+    """Client-level FL from clients, clients per round and rounds: σ for a target ε, or ε of σ
+    (``fedplan federated``)."""
+    return run("federated", **fields)
+
+
 def simulate(algorithm: str, /, *, progress=None, **fields):
     """A backing simulation (``fedplan simulate <algorithm>``), e.g. ``simulate("fedbuff", rounds=50)``."""
     return run(f"simulate {algorithm}", progress=progress, **fields)
 
 
-def export(report, path, /):
-    """Write the schedule of a plan's report to ``path`` (.csv, .json, .yaml); returns the path written."""
+def export(report, path, /, *, format: str | None = None, per_round: bool = False):  # noqa: A002 (the CLI's name)
+    """Write the schedule of a plan's report to ``path``; ``format`` is csv, json, yaml (default: from the ending)
+    or opacus, flower, tf-privacy. Returns the path written."""
+    from fedplan.planner.budget import _schedule_of
     from fedplan.planner.export import write_schedule
 
-    plan = getattr(report, "result", report)
-    if not hasattr(plan, "schedule"):
-        raise ValueError(f"export needs the report of a plan with a schedule; got {type(plan).__name__}")
-    # a recipe's answer holds its schedule; a paper's plan object computes it
-    schedule = plan.schedule() if callable(plan.schedule) else plan.schedule
-    cumulative = getattr(plan, "cumulative_epsilon", None)
-    cumulative = cumulative() if callable(cumulative) else cumulative
-    return write_schedule(schedule, path, cumulative_epsilon=cumulative)
+    schedule = _schedule_of(report)
+    cumulative = None
+    if schedule.privacy is None:  # a paper's own plan: its per-round ε curve, where it has one
+        cumulative = getattr(getattr(report, "result", report), "cumulative_epsilon", None)
+        cumulative = cumulative() if callable(cumulative) else cumulative
+    return write_schedule(schedule, path, fmt=format, per_round=per_round, cumulative_epsilon=cumulative)

@@ -50,6 +50,6 @@ def test_plan_and_export(tmp_path):
                           target_delta=1e-5)
     path = fedplan.export(report, tmp_path / "plan.yaml")
     assert load_schedule_file(path).rounds == report["rounds"]
-    with pytest.raises(ValueError, match="export needs the report of a plan with a schedule"):
+    with pytest.raises(ValueError, match="plan must be a fedplan plan .* got Report"):
         accounting = fedplan.epsilon(sample_rate=0.01, noise_multiplier=1.1, steps=10, delta=1e-5)
         fedplan.export(accounting, tmp_path / "x.csv")
