@@ -1,11 +1,12 @@
 """fedplan planner page (the app's home page, opened by ``streamlit run app.py``).
 
-The user states a privacy budget (ε, δ), a data set, the number
-of clients and a compute budget, picks a recipe, and gets the schedule table, the headline numbers
-(the ε the paper's bound claims next to the tight accountant's), every hypothesis checked, and CSV /
-JSON / YAML downloads. The page builds the :class:`~fedplan.planner.tasks.plan.Plan` request of ``fedplan
-plan`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the other pages (sidebar) hold the
-accountant, one page per paper and the validation by simulation.
+The user states a privacy budget (ε, δ), a data set, the number of clients and a compute budget, picks a recipe,
+and gets what to run: by default the noise the tight accountant calibrates for the sampling that runs (the tight ε
+within 1 % below the budget), with the paper's own noise and the budget it leaves unused beside it; the schedule by
+change of parameters, every hypothesis checked, and downloads in fedplan's formats and for Opacus, Flower and
+TF-Privacy where the plan runs there. The page builds the :class:`~fedplan.planner.tasks.plan.Plan` request of
+``fedplan plan`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the other pages (sidebar)
+hold the accountant, one page per paper and the validation by simulation.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.display import epsilon_text
-from fedplan.planner.export import render
+from fedplan.planner.export import FORMATS, SUFFIXES, render
 from fedplan.planner.recipes import RECIPES
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.plan import Plan
@@ -61,26 +63,48 @@ def request_inputs() -> tuple[Form, Plan | None]:
     form.field("epochs", "Compute budget: passes over each client's data")
     form.field("batch_size", "Batch size (van Dijk: the initial sample size s₀)")
     form.field("recipe", "Recipe", widget="selectbox", format_func=lambda key: RECIPES[key][0])
+    form.field("noise", "Noise", format_func=NOISE_LABELS.get)
+    form.field("sampling", "Sampling that runs", choices=[None, *SAMPLINGS], widget="selectbox",
+               format_func=lambda name: "the recipe's own" if name is None else f"{name}: {SAMPLING_HELP[name]}")
     return form, None if data is None else form.build(**data)
 
 
+NOISE_LABELS = {"tight": "tight: spend the budget", "paper": "the paper's σ"}
+
+
+def _unused(share) -> str:
+    return f"{100 * share:.2f} % of the budget unused"
+
+
 def headline_metrics(values) -> None:
-    columns = st.columns(4)
+    columns = st.columns(5)
     columns[0].metric("Rounds", f"{values['rounds']:g}")
-    if "noise_multiplier" in values:
-        columns[1].metric("Noise multiplier σ", f"{values['noise_multiplier']:.4g}",
+    if values.get("noise_multiplier") is not None:
+        columns[1].metric(f"Noise multiplier σ ({values['noise']})", f"{values['noise_multiplier']:.4g}",
                           help=f"aggregated noise √T·σ = {values['aggregated_noise']:.4g}")
     elif "clients_per_round" in values:
         columns[1].metric("Clients per round", f"{values['clients_per_round']}")
     else:
-        columns[1].metric("ε per upload", f"{values['per_upload_epsilon']:.4g}",
+        columns[1].metric(f"ε per upload ({values['noise']})", f"{values['per_upload_epsilon']:.4g}",
                           help=f"{values['stages']} MAPA stages")
-    if values["claimed_epsilon"] is None:
-        columns[2].metric("ε, paper's claim", "none", help="the paper's theorem certifies nothing for this plan")
+    columns[2].metric("ε, tight", epsilon_text(values["tight_epsilon"]), delta=_unused(values["unused_budget"]),
+                      delta_color="off", help=f"{values['guarantee']}; sampling {values['sampling']}; "
+                                              f"{values['tight_accountant']}")
+    if values.get("paper_noise_multiplier") is not None:
+        columns[3].metric("Paper's σ", f"{values['paper_noise_multiplier']:.4g}",
+                          help="the noise multiplier the paper's own rule gives for this budget")
+    elif values.get("paper_per_upload_epsilon") is not None:
+        columns[3].metric("Paper's ε per upload", f"{values['paper_per_upload_epsilon']:.4g}")
     else:
-        columns[2].metric("ε, paper's claim", epsilon_text(values["claimed_epsilon"]),
-                          help=f"at δ = {values['claimed_delta']:.3g}")
-    columns[3].metric("ε, tight", epsilon_text(values["tight_epsilon"]), help=values["tight_accountant"])
+        columns[3].metric("Paper's σ", "none", help="the paper's theorem certifies nothing for this budget")
+    if values.get("paper_tight_epsilon") is None:
+        columns[4].metric("ε, paper's claim", "none", help="the paper's theorem certifies nothing for this plan")
+    else:
+        claim = values["claimed_epsilon"]
+        columns[4].metric("ε of the paper's σ (tight)", epsilon_text(values["paper_tight_epsilon"]),
+                          delta=_unused(values["paper_unused_budget"]), delta_color="off",
+                          help=f"the paper claims ε = {epsilon_text(claim) if claim is not None else 'none'} at "
+                               f"δ = {values['claimed_delta']:.3g}")
 
 
 def hypotheses_table(values) -> None:
@@ -94,23 +118,38 @@ def hypotheses_table(values) -> None:
 
 
 def schedule_section(result) -> None:
-    frame = pd.DataFrame(result.schedule.rows())
+    schedule = result.schedule
     if result.cumulative_epsilon is not None:
-        frame["cumulative ε (RDP)"] = result.cumulative_epsilon
-        chart = alt.Chart(frame).mark_line().encode(x="round", y=alt.Y("cumulative ε (RDP)"))
-        st.altair_chart(chart.properties(height=220, title="ε spent after each round"), width="stretch")
-    st.dataframe(frame, hide_index=True, height=240)
-    columns = st.columns(3)
-    for column, fmt in zip(columns, ("csv", "json", "yaml"), strict=True):
-        extra = {"cumulative_epsilon": result.cumulative_epsilon} if fmt == "csv" else {}
-        column.download_button(f"Download {fmt.upper()}", render(result.schedule, fmt, **extra),
-                               file_name=f"fedplan_{result.recipe}.{fmt}")
+        curve = pd.DataFrame({"round": range(1, schedule.rounds + 1), "cumulative ε (RDP)": result.cumulative_epsilon})
+        chart = alt.Chart(curve).mark_line().encode(x="round", y=alt.Y("cumulative ε (RDP)"))
+        st.altair_chart(chart.properties(height=220, title="ε spent after each round (RDP, an upper bound)"),
+                        width="stretch")
+    phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
+                           for start, length, values in schedule.phases()])
+    st.dataframe(phases, hide_index=True, height=240)
+    downloads(schedule, f"fedplan_{result.recipe}")
+
+
+def downloads(schedule, stem: str) -> None:
+    """A download per format the plan runs in; the formats it does not, with the reason."""
+    columns, refused = st.columns(len(FORMATS)), []
+    for column, fmt in zip(columns, FORMATS, strict=True):
+        try:
+            text = render(schedule, fmt)
+        except ValueError as error:
+            refused.append(f"{fmt}: {error}")
+            continue
+        column.download_button(f"Download {fmt.upper() if fmt in ('csv', 'json', 'yaml') else fmt}", text,
+                               file_name=f"{stem}{SUFFIXES[fmt][0]}")
+    if refused:
+        st.caption("Not offered: " + "; ".join(refused))
 
 
 def main() -> None:
     st.title("fedplan: plan a private federated run")
-    st.caption("State your budget, data and compute; pick a recipe from the papers; get a schedule, the bound "
-               "behind it and the tight accountant's ε for the very same schedule.")
+    st.caption("State your budget, data and compute; pick a recipe from the papers; get what to run, calibrated so "
+               "that the tight ε of the sampling that runs spends the budget, with the paper's own answer and the "
+               "budget it leaves unused beside it.")
     report, right, _ = form_page(request_inputs, spinner="Planning…")
     if report is None:
         return

@@ -16,12 +16,15 @@ def planner() -> AppTest:
 
 def test_planner_answers_the_default_question_with_a_schedule_and_downloads(planner):
     assert not planner.exception and not planner.error
-    assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier") == "7.554"
-    assert metric(planner, "ε, paper's claim") == "1.0000"
-    assert float(metric(planner, "ε, tight")) == pytest.approx(0.1116, abs=1e-4)
+    assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier σ (tight)") == "1.275"
+    assert 0.99 <= float(metric(planner, "ε, tight")) <= 1.0
+    assert metric(planner, "Paper's σ") == "7.554"
+    assert float(metric(planner, "ε of the paper's σ (tight)")) == pytest.approx(0.1005, abs=2e-4)
     table = planner.dataframe[-1].value
-    assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]
+    assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]  # one row per change: every round
     assert set(planner.dataframe[0].value["check"]) == {"holds"}
+    labels = [button.label for button in planner.get("download_button")]
+    assert labels == ["Download CSV", "Download JSON", "Download YAML", "Download opacus"]
 
 
 def test_planner_switches_recipe_and_budget(planner):
@@ -33,15 +36,22 @@ def test_planner_switches_recipe_and_budget(planner):
     assert metric(planner, "Rounds") == "7812"
     planner.selectbox[0].set_value("adp2sgd").run()
     assert not planner.exception and not planner.error
-    assert metric(planner, "ε, paper's claim") == "none"  # below Theorem 2's floor: the tight noise is used
-    assert float(metric(planner, "ε, tight")) <= 1.0
+    assert metric(planner, "ε, paper's claim") == "none"  # below Theorem 2's floor: no paper answer
+    assert 0.99 <= float(metric(planner, "ε, tight")) <= 1.0
     planner.selectbox[0].set_value("mapa").run()
     assert not planner.exception and not planner.error
-    assert float(metric(planner, "ε, tight")) < float(metric(planner, "ε, paper's claim")) <= 1.0
+    assert float(metric(planner, "ε of the paper's σ (tight)")) < float(metric(planner, "ε, tight")) <= 1.0
     planner.selectbox[0].set_value("increasing-sizes")
     planner.text_input[0].set_value("2").run()
-    assert metric(planner, "ε, paper's claim") == "2.0000"
+    assert 1.98 <= float(metric(planner, "ε, tight")) <= 2.0
     assert int(metric(planner, "Rounds")) < 193
+
+
+def test_planner_paper_noise_is_one_switch_away(planner):
+    planner.radio[1].set_value("paper").run()
+    assert not planner.exception and not planner.error
+    assert metric(planner, "Noise multiplier σ (paper)") == "7.554" == metric(planner, "Paper's σ")
+    assert float(metric(planner, "ε, tight")) == pytest.approx(0.1005, abs=2e-4)
 
 
 @pytest.mark.parametrize(("box", "text", "field", "value"), [
