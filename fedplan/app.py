@@ -15,6 +15,7 @@ import fedplan.pages
 
 PAGES = (
     ("0_Planner.py", "Planner"),
+    ("8_DP_SGD_and_federated.py", "DP-SGD and federated (Opacus, Flower)"),
     ("1_Accountant.py", "Accountant"),
     ("2_Increasing_sample_sizes.py", "Increasing sample sizes (van Dijk)"),
     ("3_FedSGD_DPC.py", "FedSGD-DPC (Zhou)"),

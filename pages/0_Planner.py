@@ -16,9 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
-from fedplan.pages.widgets import Form, form_page
+from fedplan.pages.widgets import Form, downloads, form_page
 from fedplan.planner.display import epsilon_text
-from fedplan.planner.export import FORMATS, SUFFIXES, render
 from fedplan.planner.recipes import RECIPES
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.plan import Plan
@@ -128,21 +127,6 @@ def schedule_section(result) -> None:
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240)
     downloads(schedule, f"fedplan_{result.recipe}")
-
-
-def downloads(schedule, stem: str) -> None:
-    """A download per format the plan runs in; the formats it does not, with the reason."""
-    columns, refused = st.columns(len(FORMATS)), []
-    for column, fmt in zip(columns, FORMATS, strict=True):
-        try:
-            text = render(schedule, fmt)
-        except ValueError as error:
-            refused.append(f"{fmt}: {error}")
-            continue
-        column.download_button(f"Download {fmt.upper() if fmt in ('csv', 'json', 'yaml') else fmt}", text,
-                               file_name=f"{stem}{SUFFIXES[fmt][0]}")
-    if refused:
-        st.caption("Not offered: " + "; ".join(refused))
 
 
 def main() -> None:

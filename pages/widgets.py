@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.export import FORMATS, SUFFIXES, render
 from fedplan.planner.tasks.base import Option, Progress, Report, Request, options, parse_count
 
 #: The field a message is about: its first word (``clients must be …``, ``upload_epsilon[1] must be …``,
@@ -213,3 +214,18 @@ def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str
     with right, st.spinner(spinner):
         answer = form.answer(request)
     return answer, right, request
+
+
+def downloads(schedule, stem: str) -> None:
+    """A download per format the plan runs in; the formats it does not, with the reason."""
+    columns, refused = st.columns(len(FORMATS)), []
+    for column, fmt in zip(columns, FORMATS, strict=True):
+        try:
+            text = render(schedule, fmt)
+        except ValueError as error:
+            refused.append(f"{fmt}: {error}")
+            continue
+        column.download_button(f"Download {fmt.upper() if fmt in ('csv', 'json', 'yaml') else fmt}", text,
+                               file_name=f"{stem}{SUFFIXES[fmt][0]}")
+    if refused:
+        st.caption("Not offered: " + "; ".join(refused))

@@ -38,7 +38,9 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
         raise ValueError(f"the {library} export runs one stage of sampling; this plan samples clients, then records "
                          "(export json, yaml or csv instead)")
     if privacy["unit"] != unit:
-        raise ValueError(f"the {library} export is for a {unit}-level plan; this plan protects one {privacy['unit']}")
+        article = "an" if unit[0] in "aeiou" else "a"
+        raise ValueError(f"the {library} export is for {article} {unit}-level plan; this plan protects one "
+                         f"{privacy['unit']}")
     if privacy["sampling"] not in samplings:
         raise ValueError(f"{library} runs {' or '.join(samplings)} sampling; this plan is accounted for "
                          f"sampling={privacy['sampling']} (plan with sampling={samplings[0]}, or export json)")

@@ -1,0 +1,99 @@
+"""DP-SGD and federated page: the two questions in practitioners' terms, answered by the tight accountant.
+
+DP-SGD from (examples, batch size, epochs), as TF-Privacy's statement and Opacus's ``make_private`` take them, with a
+per-example guarantee (and a per-user one by group privacy); client-level federated learning from (clients, clients
+per round, rounds), as Flower's DP strategy takes them, with a per-client guarantee. Thin over
+:mod:`fedplan.planner.tasks.practice` (``fedplan dp-sgd`` and ``fedplan federated``); the downloads are the
+libraries' own configurations.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fedplan.pages.widgets import Form, downloads, form_page
+from fedplan.planner.display import epsilon_text
+from fedplan.planner.tasks.practice import DPSGD, Federated
+
+st.set_page_config(page_title="fedplan: DP-SGD and federated", layout="wide")
+
+GIVEN = ("a privacy budget ε (calibrate σ)", "a noise multiplier σ (report ε)")
+
+
+def budget_fields(form: Form, key: str) -> dict:
+    """Target ε or σ, and δ: the one the user has, the other left out of the request."""
+    given = st.radio("I have", GIVEN, horizontal=True, key=f"{key}-given")
+    if given == GIVEN[0]:
+        form.field("target_epsilon", "Privacy budget ε", default="3", key=f"{key}-epsilon")
+        leave_out = {"noise_multiplier": None}
+    else:
+        form.field("noise_multiplier", "Noise multiplier σ (noise std / clipping norm)", default="1.1",
+                   key=f"{key}-sigma")
+        leave_out = {"target_epsilon": None}
+    form.field("delta", "δ", key=f"{key}-delta")
+    form.field("clipping_norm", "Clipping norm C", key=f"{key}-clip")
+    return leave_out
+
+
+def dp_sgd_inputs() -> tuple[Form, DPSGD | None]:
+    st.subheader("DP-SGD (per example)")
+    form = Form(DPSGD)
+    leave_out = budget_fields(form, "dpsgd")
+    form.field("dataset_size", "Training examples N", default="60000", key="dpsgd-n")
+    form.field("batch_size", "Batch size B (q = B/N)", default="256", key="dpsgd-b")
+    form.field("epochs", "Epochs E (T = ⌈E·N/B⌉ steps)", default="15", key="dpsgd-e")
+    form.field("sampling", "Sampling", key="dpsgd-sampling")
+    form.field("max_examples_per_user", "Most examples of one user (blank: a per-example target)", default="",
+               key="dpsgd-user")
+    return form, form.build(**leave_out)
+
+
+def federated_inputs() -> tuple[Form, Federated | None]:
+    st.subheader("Federated (per client)")
+    form = Form(Federated)
+    leave_out = budget_fields(form, "fl")
+    form.field("clients", "Clients N", default="1000", key="fl-n")
+    form.field("clients_per_round", "Clients per round m (q = m/N)", default="50", key="fl-m")
+    form.field("rounds", "Rounds R", default="200", key="fl-r")
+    form.field("sampling", "Sampling", key="fl-sampling")
+    return form, form.build(**leave_out)
+
+
+def show(report, library: str) -> None:
+    values = report.values
+    columns = st.columns(4)
+    columns[0].metric(f"Noise multiplier σ ({values['noise']})", f"{values['noise_multiplier']:.6g}")
+    columns[1].metric("ε", epsilon_text(values["epsilon"]), help=f"{values['guarantee']}; "
+                                                                  f"{values['tight_accountant']}")
+    steps = values.get("steps", values.get("rounds"))
+    columns[2].metric("Steps" if "steps" in values else "Rounds", f"{steps:g}",
+                      help=f"sample rate q = {values['sample_rate']:.6g}")
+    columns[3].metric("Guarantee", values["guarantee"].split(" (")[0],
+                      help=f"{values['sampling']} sampling, {values['neighboring_relation']} neighbours")
+    if "user_epsilon" in values:
+        st.info(f"Per user: {values['user_guarantee']}.")
+    st.caption(report.statement)
+    st.dataframe(pd.DataFrame([{"argument": name, "value": str(value)} for name, value in values[library].items()]),
+                 hide_index=True)
+    downloads(report.result.schedule, f"fedplan_{values['kind']}")
+
+
+def main() -> None:
+    st.title("DP-SGD and federated learning: what to run")
+    st.caption("The numbers Opacus, TF-Privacy and Flower take, for a privacy budget: σ calibrated so that the tight "
+               "ε of the sampling that runs is within 1 % below the budget, or the ε of a σ you have.")
+    dp_sgd, federated = st.tabs(["DP-SGD (Opacus, TF-Privacy)", "Federated (Flower)"])
+    with dp_sgd:
+        report, right, _ = form_page(dp_sgd_inputs, spinner="Calibrating…")
+        if report is not None:
+            with right:
+                show(report, "opacus")
+    with federated:
+        report, right, _ = form_page(federated_inputs, spinner="Calibrating…")
+        if report is not None:
+            with right:
+                show(report, "flower")
+
+
+main()

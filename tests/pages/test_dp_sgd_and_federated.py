@@ -1,0 +1,50 @@
+"""The DP-SGD and federated page: fedplan dp-sgd and fedplan federated from widgets, with the libraries' downloads."""
+
+from __future__ import annotations
+
+import pytest
+
+import fedplan
+from fedplan.planner.tasks.practice import DPSGD
+from tests.pages.helpers import error_under, errors, open_page, refusal
+
+
+@pytest.fixture
+def page():
+    return open_page("8_DP_SGD_and_federated.py")
+
+
+def metrics(page) -> list[tuple[str, str]]:
+    return [(item.label, item.value) for item in page.metric]
+
+
+def test_the_defaults_answer_both_questions_with_the_libraries_configurations(page):
+    assert not page.exception and not page.error
+    dp_sgd = fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=15, target_epsilon=3, delta=1e-5)
+    federated = fedplan.federated(clients=1000, clients_per_round=50, rounds=200, target_epsilon=3, delta=1e-5)
+    shown = metrics(page)
+    assert shown[0] == ("Noise multiplier σ (tight)", f"{dp_sgd['noise_multiplier']:.6g}")
+    assert shown[2] == ("Steps", "3516") and shown[3] == ("Guarantee", "per example")
+    assert shown[4] == ("Noise multiplier σ (tight)", f"{federated['noise_multiplier']:.6g}")
+    assert shown[6] == ("Rounds", "200") and shown[7] == ("Guarantee", "per client")
+    labels = [button.label for button in page.get("download_button")]
+    assert labels == ["Download CSV", "Download JSON", "Download YAML", "Download opacus", "Download tf-privacy",
+                      "Download CSV", "Download JSON", "Download YAML", "Download flower"]
+
+
+def test_a_noise_multiplier_gives_its_epsilon_and_a_user_bound(page):
+    page.radio[0].set_value("a noise multiplier σ (report ε)").run()
+    page.text_input(key="dpsgd-user").set_value("4").run()
+    assert not page.exception and not page.error
+    expected = fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=15, noise_multiplier=1.1, delta=1e-5,
+                              max_examples_per_user=4)
+    assert metrics(page)[1] == ("ε", f"{expected['epsilon']:.4f}")
+    assert page.info[0].value == f"Per user: {expected['user_guarantee']}."
+
+
+def test_bad_input_is_the_requests_message_under_its_widget(page):
+    page.text_input(key="dpsgd-b").set_value("70000").run()
+    assert not page.exception
+    message = refusal(DPSGD, dataset_size=60_000, batch_size=70_000, epochs=15, target_epsilon=3)
+    assert errors(page) == [message]
+    assert error_under(page, "Batch size B (q = B/N)") == message
