@@ -27,6 +27,7 @@ from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
 from fedplan.planner.export import Schedule, package_versions
+from fedplan.planner.schedule import with_gaussian_privacy
 
 NOISE_SOURCES = ("auto", "paper", "tight")
 PAPER = "Xu, Zhang, Wang: A(DP)2SGD, asynchronous decentralized parallel SGD with differential privacy"
@@ -115,25 +116,35 @@ class ADP2SGDPlan:
             "source": xu.SOURCE, "statement": self.statement(),
         }
 
-    def schedule(self) -> Schedule:
-        values = {"sample_rate": self.setting.gamma, "batch_size": self.setting.batch_size,
-                  "noise_multiplier": self.noise_multiplier, "noise_std": self.noise_std,
-                  "clipping_norm": self.clipping_norm}
+    def schedule(self, *, with_privacy: bool = True) -> Schedule:
+        """One worker's updates, in fedplan's (and Opacus's) noise vocabulary: ``noise_multiplier`` = noise std /
+        clipping norm on the *sum* of the B clipped gradients = 2z (Xu's z is ``noise_to_sensitivity``; the noise on
+        the averaged gradient is ``noise_std`` = 2Gz/B). A record lives on one worker and is exposed only in that
+        worker's ⌈T/K⌉ updates, each sampling B of its n₍₁₎ records without replacement (replace-one, no credit for
+        the random choice of the worker); ``with_privacy`` adds the tight accountant's privacy block."""
+        s = self.setting
+        values = {"sample_rate": s.batch_size / s.smallest_dataset, "batch_size": s.batch_size,
+                  "noise_multiplier": 2 * self.noise_multiplier, "noise_to_sensitivity": self.noise_multiplier,
+                  "noise_std": self.noise_std, "clipping_norm": self.clipping_norm}
         if self.learning_rate is not None:
             values["learning_rate"] = self.learning_rate
         metadata = {
             "paper": PAPER, "variant": self.variant, "noise_source": self.noise_source,
-            "workers": self.setting.workers, "smallest_dataset": self.setting.smallest_dataset,
-            "delta": self.setting.delta, "target_epsilon": self.target_epsilon,
+            "workers": s.workers, "smallest_dataset": s.smallest_dataset, "iterations": s.steps,
+            "rounds": "updates of one worker (its records' exposure); the run has T iterations over all workers",
+            "delta": s.delta, "target_epsilon": self.target_epsilon,
             "paper_epsilon": self.certificate.epsilon, "paper_feasible": self.feasible,
-            "tight_epsilon": self.tight.epsilon, "per_worker_epsilon": self.per_worker.epsilon,
-            "reference_epsilon": self.reference.epsilon, "neighboring_relation": xu.NEIGHBORING_RELATION,
-            "sampling": xu.PAPER_SAMPLING, "noise_added_to": xu.NOISE_ON_MEAN,
-            "cumulative_epsilon_csv": "tight RDP (WBK'19 Thm 27, same model), improved conversion, at delta",
+            "paper_model_tight_epsilon": self.tight.epsilon, "per_worker_epsilon": self.per_worker.epsilon,
+            "reference_epsilon": self.reference.epsilon, "noise_added_to": xu.NOISE_ON_MEAN,
             "versions": package_versions(),
         }
-        return Schedule(rounds=self.setting.steps, change_points=((0, values),), metadata=metadata,
-                        statement=self.statement())
+        schedule = Schedule(rounds=s.worker_steps, change_points=((0, values),), metadata=metadata,
+                            statement=self.statement())
+        if not with_privacy:
+            return schedule
+        return with_gaussian_privacy(schedule, unit="example", sampling="fixed_size",
+                                     neighboring_relation=xu.NEIGHBORING_RELATION, dataset_size=s.smallest_dataset,
+                                     delta=s.delta, target_epsilon=self.target_epsilon)
 
     def cumulative_epsilon(self) -> np.ndarray:
         return xu.tight_epsilon_after_each_step(setting=self.setting, noise_multiplier=self.noise_multiplier)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fedplan.bounds import dpscd
 from fedplan.bounds.validation import check_choice, check_real
 from fedplan.planner.export import Schedule, package_versions
+from fedplan.planner.schedule import with_gaussian_privacy
 
 PAPER = "Damaskinos, Private and Secure Distributed Learning (EPFL thesis 7096, 2020), ch. 6 DP-SCD"
 #: The tight accountant shown next to MA128, and the MA128 shown next to a tight choice.
@@ -76,8 +77,9 @@ class DPSCDPlan:
                 "neighboring_relation": c.neighboring_relation,
                 "hypotheses": [item.to_dict() for item in c.hypotheses], "statement": self.statement()}
 
-    def schedule(self) -> Schedule:
-        """One change-point holding for all T iterations, with the privacy metadata (JSON loads back identical)."""
+    def schedule(self, *, with_privacy: bool = True) -> Schedule:
+        """One change-point holding for all T iterations, with the privacy metadata (JSON loads back identical);
+        ``with_privacy`` adds the privacy block of the tight PLD accountant (the thesis's model: Poisson, add/remove)."""
         c = self.calibration
         values = {"sample_rate": c.sample_rate, "batch_size": self.batch_size, "noise_multiplier": c.noise_multiplier}
         if self.clipping_norm is not None:
@@ -88,7 +90,12 @@ class DPSCDPlan:
                     "neighboring_relation": c.neighboring_relation, "sampling": c.sampling,
                     "examples": self.examples, "epochs": self.epochs, "steps": c.steps,
                     "comparison": self.comparison, "versions": package_versions()}
-        return Schedule(rounds=c.steps, change_points=((0, values),), metadata=metadata, statement=self.statement())
+        schedule = Schedule(rounds=c.steps, change_points=((0, values),), metadata=metadata, statement=self.statement())
+        if not with_privacy:
+            return schedule
+        return with_gaussian_privacy(schedule, unit="example", sampling="poisson",
+                                     neighboring_relation="add_or_remove_one", dataset_size=self.examples,
+                                     delta=c.target_delta, target_epsilon=c.target_epsilon)
 
 
 def _compared(name: str, *, target_epsilon, target_delta, sample_rate, steps) -> dict:

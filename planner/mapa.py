@@ -77,7 +77,9 @@ class MapaPlan:
             "(advanced composition).")
 
     def schedule(self) -> Schedule:
-        """One change-point per stage (rounds are 0-based: iteration t is round t − 1)."""
+        """One change-point per stage (rounds are 0-based: iteration t is round t − 1), with the privacy block of
+        the busiest edge's uploads (round robin; the largest per-upload ε): pure ε by basic composition, for the
+        paper's neighbouring mini-batches."""
         res = self.result
         points = tuple((stage.start - 1, {"stage": stage.index, "P": stage.p, "learning_rate": stage.learning_rate,
                                           "sensitivity": stage.sensitivity, "clipping_norm": stage.clipping_norm,
@@ -94,7 +96,13 @@ class MapaPlan:
             "hypotheses": [h.to_dict() for h in res.hypotheses], "notes": list(res.notes),
             "versions": package_versions(),
         }
-        return Schedule(rounds=res.iterations, change_points=points, metadata=metadata, statement=self.statement())
+        totals = res.privacy
+        releases, per_release = max(totals.uploads_per_edge), max(totals.per_iteration_epsilon)
+        privacy = {"mechanism": "laplace", "unit": "batch", "sampling": "none", "neighboring_relation": "replace_one",
+                   "delta": 0.0, "epsilon": releases * per_release, "accountant": "basic", "bound": "upper bound",
+                   "target_epsilon": None, "epsilon_per_release": per_release, "releases": releases}
+        return Schedule(rounds=res.iterations, change_points=points, metadata=metadata, statement=self.statement(),
+                        privacy=privacy)
 
     def _composition(self) -> dict:
         totals = self.result.privacy.to_dict()

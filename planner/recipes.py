@@ -222,8 +222,8 @@ def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str
     }
     statement = f"{_run_statement(fields, plan.realised_rounds)} The paper: {plan.statement()}"
     return RecipeResult(recipe="increasing-sizes", source=sel.source, headline=headline, hypotheses=sel.hypotheses,
-                        schedule=_with_run(plan.schedule(), sigma, privacy, statement), statement=statement,
-                        cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
+                        schedule=_with_run(plan.schedule(with_privacy=False), sigma, privacy, statement),
+                        statement=statement, cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
 
 
 def _rdp_curve(run: GaussianRun, sigma: float, delta: float) -> np.ndarray | None:
@@ -291,8 +291,8 @@ def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
     statement = f"{_run_statement(fields, calibration.steps)} The paper: {plan.statement()}"
     return RecipeResult(recipe="dpscd", source=calibration.source, headline=headline,
                         hypotheses=calibration.hypotheses,
-                        schedule=_with_run(plan.schedule(), sigma, privacy, statement), statement=statement,
-                        cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
+                        schedule=_with_run(plan.schedule(with_privacy=False), sigma, privacy, statement),
+                        statement=statement, cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
 
 
 def _steps_for_epochs(request: RecipeInputs) -> int:
@@ -311,7 +311,7 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     ⌈T/K⌉ updates, replace-one neighbours (the paper's relation); no credit is taken for the random choice of the
     worker. Noise: ``noise_multiplier`` is fedplan's (and Opacus's) σ = noise std / clipping norm on the *sum*
     of the batch's clipped gradients, i.e. 2z for Xu's z (noise 2Gz/B on the averaged gradient, xu L518); Xu's z
-    is ``xu_noise_multiplier``. The paper's z is Theorem 2's when it certifies the target, else none.
+    is ``noise_to_sensitivity``. The paper's z is Theorem 2's when it certifies the target, else none.
     """
     setting = xu.Setting(workers=request.clients, examples_per_worker=request.client_size,
                          batch_size=request.batch_size, steps=_steps_for_epochs(request), delta=request.target_delta)
@@ -324,21 +324,18 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
                                             paper_claimed_epsilon=paper.certificate.epsilon if paper.feasible else None)
     headline = {
         "rounds": setting.steps, "worker_updates": setting.worker_steps, **fields,
-        "xu_noise_multiplier": sigma / 2, "aggregated_noise": math.sqrt(setting.steps) * sigma,
+        "noise_to_sensitivity": sigma / 2, "aggregated_noise": math.sqrt(setting.steps) * sigma,
         "claimed_epsilon": fields["paper_claimed_epsilon"], "claimed_delta": setting.delta,
         "paper_model_tight_epsilon": paper.tight.epsilon,
     }
     statement = (f"{_run_statement(fields, setting.steps)} noise_multiplier is noise std / clipping norm on the sum "
                  f"of a worker's B clipped gradients; Xu's z = noise_multiplier / 2 = {sigma / 2:.6g}. The paper: "
                  f"{paper.statement()}")
-    schedule = paper.schedule()
+    worker_schedule = paper.schedule(with_privacy=False)  # one worker's updates, noise_multiplier = 2z
     points = tuple((start, {key: value for key, value in values.items() if key != "noise_std"} |
-                    {"xu_noise_multiplier": sigma / 2, "sample_rate": run.phases[0][0]})
-                   for start, values in schedule.change_points)
-    worker_schedule = Schedule(rounds=setting.worker_steps, change_points=points,
-                               metadata={**schedule.metadata, "rounds": "updates of one worker (its records' "
-                                         "exposure); the whole run has T iterations over all workers"},
-                               statement=schedule.statement)
+                    {"noise_to_sensitivity": sigma / 2}) for start, values in worker_schedule.change_points)
+    worker_schedule = Schedule(rounds=worker_schedule.rounds, change_points=points, metadata=worker_schedule.metadata,
+                               statement=worker_schedule.statement)
     return RecipeResult(recipe="adp2sgd", source=xu.SOURCE, headline=headline, hypotheses=tuple(paper.hypotheses),
                         schedule=_with_run(worker_schedule, sigma, privacy, statement), statement=statement)
 

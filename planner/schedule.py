@@ -168,3 +168,20 @@ def whole_number(name: str, value) -> int:
     if not number.is_integer():
         raise ValueError(f"{name} must be a whole number; got {value!r}")
     return int(number)
+
+
+def with_gaussian_privacy(schedule: Schedule, *, unit: str, sampling: str, neighboring_relation: str,
+                          dataset_size: int | None, delta: float, target_epsilon: float | None = None) -> Schedule:
+    """``schedule`` with the privacy block of a Gaussian run: its ε is what ``fedplan epsilon --schedule`` computes
+    for the exported segments (the tight PLD where it applies), so an export loads back with the same ε."""
+    from dataclasses import replace
+
+    from fedplan.bounds import accounting
+
+    model = {"sampling": sampling, "neighboring_relation": neighboring_relation, "dataset_size": dataset_size,
+             "client_sample_rate": None}
+    probe = replace(schedule, privacy={"mechanism": "gaussian", "unit": unit, **model, "delta": delta, "epsilon": 0.0,
+                                       "accountant": "pld"})
+    spent = accounting.get_epsilon(delta=delta, segments=probe.segments(), **model)
+    return replace(probe, privacy={**probe.privacy, "epsilon": spent.epsilon, "accountant": spent.accountant,
+                                   "bound": spent.bound, "target_epsilon": target_epsilon})

@@ -29,6 +29,7 @@ from fedplan.bounds.accounting import AccountingResult
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
 from fedplan.planner.export import Schedule, package_versions
+from fedplan.planner.schedule import with_gaussian_privacy
 
 if TYPE_CHECKING:  # bounds.vandijk loads scipy.optimize: imported when a plan is made, so the CLI starts fast
     from fedplan.bounds import vandijk
@@ -95,7 +96,9 @@ class VanDijkPlan:
                 f"{SAMPLING_NOTE}, add/remove-one neighbours, noise std = noise_multiplier x clipping norm added once "
                 f"per round.")
 
-    def schedule(self) -> Schedule:
+    def schedule(self, *, with_privacy: bool = True) -> Schedule:
+        """One row per round collapsed to change-points; ``with_privacy`` adds the tight accountant's privacy block
+        (Poisson sampling at q_i = s_i/N_c, add/remove-one, at the paper's δ)."""
         sel = self.selection
         metadata = {
             "paper": "van Dijk et al., asynchronous FL with increasing sample sizes and DP",
@@ -108,7 +111,12 @@ class VanDijkPlan:
             "cumulative_epsilon_csv": "RDP, integer orders, at the paper's delta",
             "versions": package_versions(),
         }
-        return Schedule.from_rows(self.rows(), metadata=metadata, statement=self.statement())
+        schedule = Schedule.from_rows(self.rows(), metadata=metadata, statement=self.statement())
+        if not with_privacy:
+            return schedule
+        return with_gaussian_privacy(schedule, unit="example", sampling="poisson",
+                                     neighboring_relation="add_or_remove_one", dataset_size=sel.client_size,
+                                     delta=sel.delta)
 
     def summary(self) -> dict:
         """The JSON answer of ``fedplan vandijk select``."""

@@ -191,7 +191,7 @@ class Schedule(_Adp2sgdRequest):
         plan = plan_adp2sgd(target_epsilon=self.target_epsilon, noise_multiplier=self.noise(),
                             noise_source=self.noise_source, learning_rate=self.learning_rate, variant=self.variant,
                             **self.common())
-        path = write_schedule(plan.schedule(), self.out, cumulative_epsilon=plan.cumulative_epsilon())
+        path = write_schedule(plan.schedule(), self.out)
         summary = plan.summary()
         summary["statement"] = f"wrote {plan.setting.steps} iterations to {path}. " + summary["statement"]
         return Report(values={"out": str(path), **summary}, result=plan)

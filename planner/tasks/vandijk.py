@@ -181,7 +181,7 @@ class VandijkSchedule(VandijkPlanInputs):
 
     def run(self, *, progress=None) -> Report:
         plan = self.plan(learning_rate=self.learning_rate, decay=self.decay, step_rule=self.step_rule)
-        path = write_schedule(plan.schedule(), self.out, cumulative_epsilon=plan.cumulative_epsilon())
+        path = write_schedule(plan.schedule(), self.out)
         summary = plan.summary()
         summary["statement"] = f"wrote {plan.realised_rounds} rounds to {path}. " + summary["statement"]
         return Report(values={"out": str(path), **summary}, result=plan)

@@ -48,12 +48,17 @@ def test_schedule_export_loads_back_identical(tmp_path, suffix):
     assert export.load_schedule_file(path) == schedule
 
 
-def test_csv_export_has_one_row_per_iteration(tmp_path):
+def test_csv_export_has_one_row_per_change_or_per_iteration(tmp_path):
     plan = plan_dpscd(target_epsilon=1.0, target_delta=1e-3, examples=10_000, batch_size=500, epochs=3)
     path = export.write_schedule(plan.schedule(), tmp_path / "plan.csv")
-    lines = path.read_text().splitlines()
-    assert len(lines) == 1 + 60 and lines[0] == "round,sample_rate,batch_size,noise_multiplier"
-    assert float(lines[1].split(",")[3]) == plan.calibration.noise_multiplier
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    assert lines[0] == "start_round,rounds,sample_rate,batch_size,noise_multiplier,cumulative_epsilon"
+    assert len(lines) == 2 and lines[1].startswith(f"0,60,0.05,500,{plan.calibration.noise_multiplier},")
+    # the tight PLD ε of the MA128 σ: below the target MA128 was calibrated to
+    assert float(lines[1].rsplit(",", 1)[1]) == plan.schedule().privacy["epsilon"] < 1.0
+    path = export.write_schedule(plan.schedule(), tmp_path / "rounds.csv", per_round=True)
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    assert len(lines) == 1 + 60 and lines[0] == "round,sample_rate,batch_size,noise_multiplier,cumulative_epsilon"
 
 
 def test_bad_input_is_named():

@@ -30,15 +30,18 @@ def test_one_change_point_per_stage(plan):
         assert values["noise_scale"] == pytest.approx(stage.sensitivity / 0.1, rel=1e-15)
 
 
-def test_csv_has_one_row_per_iteration_with_cumulative_basic_epsilon(plan, tmp_path):
-    path = write_schedule(plan.schedule(), tmp_path / "mapa.csv", cumulative_epsilon=plan.cumulative_epsilon())
+def test_csv_has_one_row_per_iteration_on_request_with_cumulative_basic_epsilon(plan, tmp_path):
+    path = write_schedule(plan.schedule(), tmp_path / "mapa.csv", cumulative_epsilon=plan.cumulative_epsilon(),
+                          per_round=True)
     with path.open() as handle:
-        rows = list(csv.DictReader(handle))
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     assert len(rows) == 25_000 and rows[0]["round"] == "0" and rows[-1]["round"] == "24999"
     lengths = np.bincount([int(row["stage"]) for row in rows])[1:]
     assert lengths.tolist() == [s.iterations for s in plan.result.stages]
     assert float(rows[-1]["cumulative_epsilon"]) == pytest.approx(plan.result.privacy.basic_epsilon, rel=1e-12)
     assert float(rows[0]["cumulative_epsilon"]) == pytest.approx(0.1)
+    by_stage = write_schedule(plan.schedule(), tmp_path / "stages.csv").read_text().splitlines()
+    assert len(by_stage) == 3 + 1 + len(plan.result.stages)
 
 
 @pytest.mark.parametrize("suffix", ["json", "yaml"])

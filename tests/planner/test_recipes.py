@@ -137,9 +137,9 @@ def test_adp2sgd_recipe_exports_fedplans_noise_multiplier_twice_xus_z(request_5_
     assert xu.epsilon_floor(setting=setting).epsilon > 1.0  # the paper cannot certify 1
     assert head["claimed_epsilon"] is None and head["paper_noise_multiplier"] is None and not result.hypotheses_hold
     sigma = head["noise_multiplier"]
-    assert head["xu_noise_multiplier"] == sigma / 2
+    assert head["noise_to_sensitivity"] == sigma / 2
     ((start, values),) = result.schedule.change_points
-    assert values["noise_multiplier"] == sigma and values["xu_noise_multiplier"] == sigma / 2
+    assert values["noise_multiplier"] == sigma and values["noise_to_sensitivity"] == sigma / 2
     assert result.schedule.privacy["sampling"] == "fixed_size"
     assert result.schedule.privacy["neighboring_relation"] == "replace_one"
     assert 0.99 <= head["tight_epsilon"] <= 1.0

@@ -43,7 +43,10 @@ def test_schedule_out_csv_and_json(capsys, tmp_path):
     csv_path = tmp_path / "mapa.csv"
     assert run(capsys, "mapa", "schedule", "--iterations", "2e3", "--initial-gap", "100", "--out", str(csv_path))[0] \
         == 0
-    assert len(csv_path.read_text().splitlines()) == 2001
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 3 + 1 + len(data["stages"])  # the # header, the column names, one row per stage
+    assert lines[3].startswith("start_round,rounds,stage,P,")
+    assert code == 0 and run(capsys, "epsilon", "--schedule", str(csv_path), "--json")[0] == 0
 
 
 def test_schedule_table_and_options(capsys):

@@ -150,10 +150,13 @@ def test_cli_schedule_writes_csv_with_cumulative_epsilon(capsys, tmp_path):
     target = tmp_path / "plan.csv"
     code, out, _ = run_cli(capsys, "vandijk", "schedule", *PLAN, "--variant", "paper", "--no-pld",
                            "--learning-rate", "0.15", "--decay", "0.001", "--out", str(target))
-    lines = target.read_text().splitlines()
+    lines = [line for line in target.read_text().splitlines() if not line.startswith("#")]
     assert code == 0 and f"wrote 183 rounds to {target}" in out
-    assert lines[0] == "round,sample_size,sample_rate,noise_multiplier,learning_rate,cumulative_epsilon"
-    assert len(lines) == 184 and lines[1].startswith("0,16,0.0016,8.0,0.15,")
+    assert lines[0] == "start_round,rounds,sample_size,sample_rate,noise_multiplier,learning_rate,cumulative_epsilon"
+    assert len(lines) == 184 and lines[1].startswith("0,1,16,0.0016,8.0,0.15,")  # the learning rate changes each round
+    epsilons = [float(line.rsplit(",", 1)[1]) for line in lines[1:]]
+    assert epsilons == sorted(epsilons)
+    assert run_cli(capsys, "epsilon", "--schedule", str(target), "--json")[0] == 0
     report = VandijkSchedule(**EXAMPLE3, variant="paper", no_pld=True, out=str(tmp_path / "plan.json")).run()
     assert report["out"] == str(tmp_path / "plan.json") and report["realised_rounds"] == 183
 
