@@ -79,7 +79,8 @@ class DPSCDPlan:
 
     def schedule(self, *, with_privacy: bool = True) -> Schedule:
         """One change-point holding for all T iterations, with the privacy metadata (JSON loads back identical);
-        ``with_privacy`` adds the privacy block of the tight PLD accountant (the thesis's model: Poisson, add/remove)."""
+        ``with_privacy`` adds the privacy block of the tight PLD accountant (the thesis's model: Poisson,
+        add/remove-one)."""
         c = self.calibration
         values = {"sample_rate": c.sample_rate, "batch_size": self.batch_size, "noise_multiplier": c.noise_multiplier}
         if self.clipping_norm is not None:
