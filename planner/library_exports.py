@@ -192,9 +192,9 @@ def render_tf_privacy(schedule: Schedule) -> str:
     epochs = epochs_for_steps(steps, batch, examples)
     arguments = {"number_of_examples": examples, "batch_size": batch, "num_epochs": epochs,
                  "noise_multiplier": sigma, "delta": privacy["delta"], "used_microbatching": False,
-                 "max_examples_per_user": None}
+                 "max_examples_per_user": schedule.metadata.get("max_examples_per_user")}
     lines = _header(schedule, "TF-Privacy (compute_dp_sgd_privacy_statement)") + [
-        "# TF-Privacy accounts ceil(num_epochs * number_of_examples / batch_size) steps at q = batch_size /",
+        "# TF-Privacy accounts ceil(num_epochs / q) steps at q = batch_size /",
         f"# number_of_examples = {batch / examples!r} (fedplan: {q!r}), Poisson sampling, add/remove-one.",
         "# used_microbatching=False: one example per microbatch (num_microbatches = batch_size); with larger",
         "# microbatches TF-Privacy doubles the sensitivity, and this σ gives the ε of noise_multiplier / 2.",
@@ -211,10 +211,14 @@ def render_tf_privacy(schedule: Schedule) -> str:
 
 
 def epochs_for_steps(steps: int, batch_size: int, examples: int) -> float:
-    """The num_epochs whose ceil(num_epochs · N / B) is exactly ``steps`` (TF-Privacy's step count)."""
-    epochs = steps * batch_size / examples
-    while math.ceil(epochs * examples / batch_size) > steps:
+    """The num_epochs for which TF-Privacy counts exactly ``steps`` steps: it composes ceil(num_epochs / q) steps
+    with q = batch_size / number_of_examples (compute_dp_sgd_privacy_lib._compute_dp_sgd_example_privacy)."""
+    rate = batch_size / examples
+    epochs = steps * rate
+    while math.ceil(epochs / rate) > steps:
         epochs = math.nextafter(epochs, 0.0)
+    while math.ceil(epochs / rate) < steps:
+        epochs = math.nextafter(epochs, math.inf)
     return epochs
 
 
