@@ -100,6 +100,8 @@ def render_opacus(schedule: Schedule) -> str:
         "# and phase['steps'] optimizer steps. Opacus samples at 1/len(DataLoader) (opacus_sample_rate): where that",
         "# is below fedplan's sample_rate the run spends less than fedplan's ε. If only σ changes between phases,",
         "# set optimizer.noise_multiplier at the phase's start_step instead of a new make_private.",
+        f"# Opacus's RDPAccountant with RDP_ALPHAS gives ε ≈ {_rdp_epsilon(schedule):.4g}; its PRVAccountant is close "
+        f"to fedplan's tight PLD ε {privacy['epsilon']:.6g}.",
         "# Opacus's own ε of this plan: accountant.history = ACCOUNTANT_HISTORY, then",
         "#   accountant.get_epsilon(delta=PRIVACY['delta'], alphas=RDP_ALPHAS)   (RDPAccountant; PRVAccountant: delta)",
         "",
@@ -196,6 +198,8 @@ def render_tf_privacy(schedule: Schedule) -> str:
     lines = _header(schedule, "TF-Privacy (compute_dp_sgd_privacy_statement)") + [
         "# TF-Privacy accounts ceil(num_epochs / q) steps at q = batch_size /",
         f"# number_of_examples = {batch / examples!r} (fedplan: {q!r}), Poisson sampling, add/remove-one.",
+        f"# Its RDP statement prints ε ≈ {_rdp_epsilon(schedule):.4g} for these arguments (\"assuming Poisson "
+        f"sampling\"); fedplan's tight PLD ε is {privacy['epsilon']:.6g}: both bound the same run from above.",
         "# used_microbatching=False: one example per microbatch (num_microbatches = batch_size); with larger",
         "# microbatches TF-Privacy doubles the sensitivity, and this σ gives the ε of noise_multiplier / 2.",
         "#   from tensorflow_privacy.privacy.analysis.compute_dp_sgd_privacy_lib import \\",
@@ -208,6 +212,14 @@ def render_tf_privacy(schedule: Schedule) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _rdp_epsilon(schedule: Schedule) -> float:
+    """The RDP ε of the schedule at its δ (what the libraries' RDP accountants report for it)."""
+    from fedplan.bounds import accounting
+
+    return accounting.get_epsilon(delta=schedule.privacy["delta"], segments=schedule.segments(), accountant="rdp",
+                                  **schedule.accounting_options()).epsilon
 
 
 def epochs_for_steps(steps: int, batch_size: int, examples: int) -> float:
