@@ -134,6 +134,18 @@ def make_schedule(
     return (Segment(sample_rate, noise_multiplier, steps),)
 
 
+def merged_segments(segments: Iterable) -> list[tuple[float, float, int]]:
+    """``(sample_rate, noise_multiplier, steps)`` segments with consecutive equal (q, σ) merged into one (the same
+    composition, accounted as one self-composition)."""
+    merged: list[tuple[float, float, int]] = []
+    for q, sigma, steps in segments:
+        if merged and merged[-1][:2] == (q, sigma):
+            merged[-1] = (q, sigma, merged[-1][2] + steps)
+        else:
+            merged.append((q, sigma, steps))
+    return merged
+
+
 def _as_segment(item) -> Segment:
     if isinstance(item, Segment):
         return item
@@ -870,12 +882,7 @@ def _phases(sample_rate, steps, phases, model: _Model) -> tuple[tuple[float, int
         if not pairs or any(len(pair) != 2 for pair in pairs):
             raise ValueError(f"phases must be a non-empty list of (sample_rate, steps) pairs; got {phases!r}")
     snapped = model.snap(tuple(Segment(q, 1.0, t) for q, t in pairs))
-    merged: list[tuple[float, int]] = []
-    for segment in snapped:
-        if merged and merged[-1][0] == segment.sample_rate:
-            merged[-1] = (segment.sample_rate, merged[-1][1] + segment.steps)
-        else:
-            merged.append((segment.sample_rate, segment.steps))
+    merged = [(q, t) for q, _, t in merged_segments(segment.as_tuple() for segment in snapped)]
     if sum(t for _, t in merged) > MAX_STEPS:
         raise ValueError(f"phases hold {sum(t for _, t in merged)} steps in all; at most {MAX_STEPS} are accounted")
     return tuple(merged)

@@ -92,7 +92,7 @@ class Budget:
         if noise_multiplier is not None:
             noise_multiplier = accounting.check_noise_multiplier(noise_multiplier)
         last_q, last_sigma, _ = self._plan_segments[-1]
-        return _merged([(sample_rate if sample_rate is not None else (last_q if q is None else q),
+        return accounting.merged_segments([(sample_rate if sample_rate is not None else (last_q if q is None else q),
                          noise_multiplier if noise_multiplier is not None else (last_sigma if sigma is None else sigma),
                          count) for q, sigma, count in self._plan_slice(self.steps, steps)])
 
@@ -106,14 +106,18 @@ class Budget:
             index += count
         return True
 
+    def _account(self, segments) -> float:
+        """ε of the history followed by ``segments``, by the plan's accountant."""
+        history = accounting.merged_segments(self._history + segments)
+        return accounting.get_epsilon(delta=self.delta, segments=history, **self._options).epsilon
+
     def epsilon_after(self, steps: int = 1, *, sample_rate: float | None = None,
                       noise_multiplier: float | None = None) -> float | None:
         """ε after the history plus these steps, or None when the plan dominates them (then ε ≤ the plan's)."""
         segments = self._next(steps, sample_rate, noise_multiplier)
         if self._dominated and self._still_dominated(segments):
             return None
-        return accounting.get_epsilon(delta=self.delta, segments=_merged(self._history + segments),
-                                      **self._options).epsilon
+        return self._account(segments)
 
     def would_exceed(self, steps: int = 1, *, sample_rate: float | None = None,
                      noise_multiplier: float | None = None) -> bool:
@@ -127,27 +131,16 @@ class Budget:
         segments = self._next(steps, sample_rate, noise_multiplier)
         dominated = self._dominated and self._still_dominated(segments)
         if not dominated:
-            epsilon = accounting.get_epsilon(delta=self.delta, segments=_merged(self._history + segments),
-                                             **self._options).epsilon
+            epsilon = self._account(segments)
             if epsilon > self.target_epsilon:
                 raise BudgetExceededError(
                     f"step {self.steps + 1}: {steps} more step(s) would spend ε = {epsilon:.6g} > the budget "
                     f"{self.target_epsilon:g} at δ = {self.delta:g} ({self.steps} step(s) taken)")
         self._dominated = dominated
-        self._history = _merged(self._history + segments)
+        self._history = accounting.merged_segments(self._history + segments)
 
     def spent(self) -> float:
         """The ε (at the plan's δ) of the steps admitted so far, by the plan's accountant (0 before any)."""
         if not self._history:
             return 0.0
         return accounting.get_epsilon(delta=self.delta, segments=self._history, **self._options).epsilon
-
-
-def _merged(segments) -> list[tuple[float, float, int]]:
-    merged: list[tuple[float, float, int]] = []
-    for q, sigma, count in segments:
-        if merged and merged[-1][:2] == (q, sigma):
-            merged[-1] = (q, sigma, merged[-1][2] + count)
-        else:
-            merged.append((q, sigma, count))
-    return merged

@@ -116,13 +116,7 @@ class GaussianRun:
 
 
 def _merged_phases(rates) -> tuple[tuple[float, int], ...]:
-    phases: list[tuple[float, int]] = []
-    for rate in rates:
-        if phases and phases[-1][0] == rate:
-            phases[-1] = (rate, phases[-1][1] + 1)
-        else:
-            phases.append((float(rate), 1))
-    return tuple(phases)
+    return tuple((float(q), steps) for q, _, steps in accounting.merged_segments((rate, 1.0, 1) for rate in rates))
 
 
 def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: float, noise: str = "tight",

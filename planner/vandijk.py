@@ -179,14 +179,7 @@ def _tight(segments, delta: float, *, with_pld: bool, time_budget: float) -> tup
 
 def _runs(sizes, client_size: int, sigma: float) -> list[tuple[float, float, int]]:
     """Consecutive equal sizes merged into (q, σ, steps) segments."""
-    segments: list[tuple[float, float, int]] = []
-    for size in sizes:
-        q = size / client_size
-        if segments and segments[-1][0] == q:
-            segments[-1] = (q, sigma, segments[-1][2] + 1)
-        else:
-            segments.append((q, sigma, 1))
-    return segments
+    return accounting.merged_segments((size / client_size, sigma, 1) for size in sizes)
 
 
 def smallest_sigma(select: Callable[[float], vandijk.Selection], *, sigma_range: tuple[float, float],
