@@ -63,6 +63,16 @@ def _binomial_layout(orders: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, n
     return k.copy(), alphas.copy(), log_binom
 
 
+def log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
+    """log Σ_j e^{x_ij} of each row (−∞ for a row of −∞). Hand-written: scipy 1.17's ``special.logsumexp`` spends
+    about 700 µs per call on its array-API checks (16× this on a 2000 × 2 array), and the accountants call it per
+    PLD build and per RDP curve."""
+    peak = x.max(axis=1)
+    shift = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        return shift + np.log(np.exp(x - shift[:, None]).sum(axis=1))
+
+
 def _log_expm1(x: np.ndarray) -> np.ndarray:
     """log(e^x - 1) for x > 0 without overflow or loss of digits."""
     with np.errstate(over="ignore"):
@@ -342,7 +352,8 @@ def _composed_rdp(segments, orders: tuple[float, ...]) -> np.ndarray:
         return total
     by_sigma: dict[float, list[tuple[float, int]]] = {}
     for q, sigma, steps in segments:
-        rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders[:1])  # validates q and σ
+        check_real("sample_rate", q, low=0.0, high=1.0, low_open=True)
+        check_real("noise_multiplier", sigma, low=MIN_NOISE_MULTIPLIER, high=MAX_NOISE_MULTIPLIER)
         by_sigma.setdefault(float(sigma), []).append((float(q), int(steps)))
     for sigma, group in by_sigma.items():
         rates = np.array([q for q, _ in group])

@@ -88,12 +88,6 @@ _LOG_MARGIN_RELATIVE = 1e-14  # 45 ulp of |log Δ|: rounding of cgf and of the l
 _SUM_MARGIN = 1e-12  # relative, on log A_α: rounding of log C(α, j) and of the sum over j (≤ 1e-13)
 
 
-def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
-    """log Σ_j e^{x_ij} for rows with a finite maximum (3x faster than scipy's logsumexp here)."""
-    peak = x.max(axis=1)
-    return peak + np.log(np.exp(x - peak[:, None]).sum(axis=1))
-
-
 def _check_orders(orders: Sequence[float]) -> np.ndarray:
     try:
         alphas = np.asarray(orders, dtype=float)
@@ -141,7 +135,7 @@ def log_even_forward_differences(*, noise_multiplier: float, max_difference: int
     with np.errstate(divide="ignore"):
         log_negative = -a * a / 8 - 0.5 * z * z - 0.5 * a * z + k * np.log(-np.expm1(np.minimum(a * z, 0.0)))
     log_negative = np.where(z < 0, log_negative, -np.inf)  # z ≥ 0 belongs to the positive window (or is 0)
-    log_diff = _log_sum_exp_rows(np.concatenate([log_positive, log_negative], axis=1)) + math.log(h) - _LOG_SQRT_2PI
+    log_diff = rdp.log_sum_exp_rows(np.concatenate([log_positive, log_negative], axis=1)) + math.log(h) - _LOG_SQRT_2PI
     return log_diff + _LOG_MARGIN_ABSOLUTE + _LOG_MARGIN_RELATIVE * np.abs(log_diff)
 
 
@@ -183,5 +177,5 @@ def rdp_without_replacement_gaussian(*, sample_rate: float, noise_multiplier: fl
         geometric_mean = 0.5 * (log_diff[odd_even // 2 - 1] + log_diff[(odd_even + 1) // 2 - 1])
         moment[1:] = np.minimum(math.log(4) + geometric_mean, math.log(2) + (odd_even - 1) * odd_even / (2 * sigma**2))
     terms = _log_binomials(tuple(int(a) for a in alphas)) + j * math.log(q) + moment
-    log_a = np.logaddexp(0.0, _log_sum_exp_rows(terms))
+    log_a = np.logaddexp(0.0, rdp.log_sum_exp_rows(terms))
     return log_a * (1 + _SUM_MARGIN) / (alphas - 1)

@@ -386,17 +386,17 @@ class _GaussianMixture:
     def loss(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """L(y) and L'(y)."""
         exponents = self.log_probs + (np.outer(y, self.shifts) - self.shifts**2 / 2) / self.sigma**2
-        value = special.logsumexp(exponents, axis=1)
+        value = rdp.log_sum_exp_rows(exponents)
         weights = np.exp(exponents - value[:, None])
         return value, weights @ self.shifts / self.sigma**2
 
     def upper_tail_log(self, y: np.ndarray) -> np.ndarray:
         """log P(Y > y) for Y ~ P."""
-        return special.logsumexp(self.log_probs + special.log_ndtr((self.shifts - y[:, None]) / self.sigma), axis=1)
+        return rdp.log_sum_exp_rows(self.log_probs + special.log_ndtr((self.shifts - y[:, None]) / self.sigma))
 
     def lower_tail_log(self, y: np.ndarray) -> np.ndarray:
         """log P(Y < y) for Y ~ P."""
-        return special.logsumexp(self.log_probs + special.log_ndtr((y[:, None] - self.shifts) / self.sigma), axis=1)
+        return rdp.log_sum_exp_rows(self.log_probs + special.log_ndtr((y[:, None] - self.shifts) / self.sigma))
 
     def inverse(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y with L(y) = value, by Newton from the right (L convex increasing: iterates stay ≥ the root), and
