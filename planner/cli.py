@@ -65,10 +65,12 @@ PARSERS = {"count": count_argument, "real": real_argument, "choice": str, "text"
 
 
 def _help(option: Option, default) -> str:
+    """The option's help with its default; ``%`` escaped (argparse formats help strings with ``%``)."""
     shown = default not in (None, False, dataclasses.MISSING) and not option.positional
     if shown and isinstance(default, tuple):
         default = " ".join(str(item) for item in default)
-    return f"{option.help} (default {default})" if shown else option.help
+    text = f"{option.help} (default {default})" if shown else option.help
+    return text.replace("%", "%%")
 
 
 def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) -> None:
@@ -115,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                 group = groups[prefix[:-1]].add_parser(prefix[-1], help=GROUPS[prefix])
                 groups[prefix] = group.add_subparsers(dest="_".join(prefix) + "_command", required=True,
                                                       parser_class=_OneLineParser)
-        sub = groups[tuple(path)].add_parser(leaf, help=request_type.summary, description=request_type.summary)
+        summary = request_type.summary.replace("%", "%%")
+        sub = groups[tuple(path)].add_parser(leaf, help=summary, description=summary)
         add_request(sub, request_type)
     app = commands.add_parser("app", help="start the Streamlit app (needs fedplan[app]); further arguments go to "
                                           "streamlit run, e.g. --server.port 8502")

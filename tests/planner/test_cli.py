@@ -155,3 +155,14 @@ def test_version_and_an_old_spelling_with_an_error_stay_one_line(capsys):
     assert stop.value.code == 0 and capsys.readouterr().out.startswith("fedplan ")
     assert cli.main(["epsilon", "--sigma", "1.1", "-q", "2", "--steps", "10", "--delta", "1e-5"]) == 2
     assert capsys.readouterr().err == "fedplan: error: sample_rate must be a real number in (0, 1]; got 2\n"
+
+
+def test_every_command_prints_its_help(capsys):
+    """argparse formats help text with %: a help that says "1 % below" must still print (it once raised)."""
+    from fedplan.planner.tasks.registry import TASKS
+
+    for task in TASKS:
+        with pytest.raises(SystemExit) as exit_code:
+            cli.main([*task.command, "--help"])
+        assert exit_code.value.code == 0, task.command
+        assert "usage: fedplan " + " ".join(task.command) in capsys.readouterr().out
