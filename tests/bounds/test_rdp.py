@@ -247,3 +247,15 @@ def test_rates_sharing_a_noise_multiplier_compose_as_one_at_a_time():
     one_at_a_time = sum(steps * rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
                         for q, sigma, steps in segments)
     np.testing.assert_allclose(together, one_at_a_time, rtol=1e-13)
+
+
+def test_row_log_sum_exp_keeps_the_digits_of_a_sum_near_its_largest_term():
+    from scipy import special
+
+    rows = np.array([[0.0, -40.0], [-np.inf, -np.inf], [-np.inf, 2.0],
+                     [5.0, 5.0], [1e-3, -800.0]])
+    ours = rdp.log_sum_exp_rows(rows)
+    assert ours[1] == -np.inf
+    np.testing.assert_array_equal(ours[[0, 2, 3, 4]], special.logsumexp(rows[[0, 2, 3, 4]], axis=1))
+    # log(1 + e^-40) = 4.25e-18: a naive log of the sum rounds it to 0 (Newton on the mixtures' loss needs it)
+    assert ours[0] == pytest.approx(math.exp(-40), rel=1e-12)
