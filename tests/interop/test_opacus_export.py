@@ -93,7 +93,7 @@ def test_a_schedule_whose_rate_changes_every_round_is_accounted_alike_by_opacus(
     assert rdp.get_epsilon(delta=DELTA) >= ours_rdp * (1 - 1e-9)  # its default orders are a subset of ours
     prv = PRVAccountant()
     prv.history = list(rdp.history)
-    assert prv.get_epsilon(delta=DELTA, eps_error=1e-3) == pytest.approx(result.headline["tight_epsilon"], rel=1e-2)
+    assert prv.get_epsilon(delta=DELTA, eps_error=5e-3) == pytest.approx(result.headline["tight_epsilon"], rel=1e-2)
 
 
 def test_the_export_refuses_what_opacus_does_not_run(tmp_path):
