@@ -160,17 +160,31 @@ def check_output_file(path: str | Path, *, name: str = "out") -> Path:
 
 
 def check_schedule_file(path: str | Path, *, name: str = "out", fmt: str | None = None) -> str:
-    """The export format of ``path`` (from ``fmt`` or its ending), after :func:`check_output_file`."""
+    """The export format of ``path`` (from ``fmt`` or its ending), after :func:`check_output_file`. A library's
+    format goes into a file of the user's project (a ``.py``, a ``pyproject.toml``): an existing file is only
+    replaced if fedplan wrote it."""
     found = format_for_path(path, fmt)
-    check_output_file(path, name=name)
+    path = check_output_file(path, name=name)
+    if found in LIBRARY_FORMATS and path.exists() and not _written_by_fedplan(path):
+        raise ValueError(f"{name}: {str(path)!r} exists and was not written by fedplan; write the {found} export to a "
+                         "new file and copy what you need from it")
     return found
+
+
+def _written_by_fedplan(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return handle.readline().startswith("# fedplan export")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def write_schedule(schedule: Schedule, path: str | Path, *, cumulative_epsilon=None, fmt: str | None = None,
                    per_round: bool = False) -> Path:
     """Write ``schedule`` in ``fmt`` (default: the format named by the file's ending)."""
     path = Path(path)
-    text = render(schedule, format_for_path(path, fmt), cumulative_epsilon=cumulative_epsilon, per_round=per_round)
+    text = render(schedule, check_schedule_file(path, fmt=fmt), cumulative_epsilon=cumulative_epsilon,
+                  per_round=per_round)
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -28,7 +28,8 @@ from fedplan.planner.schedule import Schedule, guarantee_line
 __all__ = ["RENDERERS"]
 
 
-def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[str, ...], one_phase: bool) -> dict:
+def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[str, ...], one_phase: bool,
+             relations: tuple[str, ...] = ("add_or_remove_one", "replace_one")) -> dict:
     """The privacy block, after checking that ``library`` runs this schedule's mechanism."""
     privacy = schedule.privacy
     if not schedule.is_gaussian:
@@ -44,6 +45,9 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
     if privacy["sampling"] not in samplings:
         raise ValueError(f"{library} runs {' or '.join(samplings)} sampling; this plan is accounted for "
                          f"sampling={privacy['sampling']} (plan with sampling={samplings[0]}, or export json)")
+    if privacy["neighboring_relation"] not in relations:
+        raise ValueError(f"{library}'s accountant assumes {' or '.join(relations)} neighbours; this plan is accounted "
+                         f"for neighboring_relation={privacy['neighboring_relation']} (export json, yaml or csv)")
     if one_phase and len(schedule.change_points) > 1:
         changing = sorted({name for _, values in schedule.change_points for name in values
                            if len({repr(v.get(name)) for _, v in schedule.change_points}) > 1})
@@ -53,7 +57,8 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
 
 
 def _header(schedule: Schedule, library: str) -> list[str]:
-    lines = [f"# fedplan export for {library}: {schedule.rounds} rounds in {len(schedule.change_points)} phase(s)",
+    unit = "rounds" if schedule.privacy["unit"] == "client" else "steps"
+    lines = [f"# fedplan export for {library}: {schedule.rounds} {unit} in {len(schedule.change_points)} phase(s)",
              f"# Guarantee: {guarantee_line(schedule.privacy)}."]
     if schedule.privacy.get("target_epsilon") is not None:
         lines.append(f"# Calibrated to target ε = {schedule.privacy['target_epsilon']:g}.")
@@ -76,7 +81,8 @@ def _batch_size(values: dict, dataset_size: int | None) -> int | None:
 
 def render_opacus(schedule: Schedule) -> str:
     """Python for Opacus: ``PRIVACY``, ``PHASES`` (make_private arguments per phase), ``ACCOUNTANT_HISTORY``."""
-    privacy = _require(schedule, "Opacus", unit="example", samplings=("poisson",), one_phase=False)
+    privacy = _require(schedule, "Opacus", unit="example", samplings=("poisson",), one_phase=False,
+                       relations=("add_or_remove_one",))
     size = privacy.get("dataset_size")
     phases = []
     for (start, _, values), (q, sigma, steps) in zip(schedule.phases(), schedule.segments(), strict=True):
@@ -153,8 +159,9 @@ def render_flower(schedule: Schedule) -> str:
         f"noise-multiplier = {sigma!r}",
         f"clipping-norm = {clipping!r}",
         "",
-        "# Flower's RdpAccountant reads its event's σ as noise / replace-sensitivity (docs/ERRATA.md ACC-7). The event",
-        "# that accounts this run (an RDP upper bound of fedplan's ε):",
+        "# Flower's RdpAccountant reads its event's σ as noise / replace-sensitivity (fedplan's docs/ERRATA.md ACC-7).",
+        f"# The event that accounts this run (an RDP upper bound: Flower will report ε ≈ {_rdp_epsilon(schedule):.4g};",
+        f"# fedplan's tight ε is {privacy['epsilon']:.6g}):",
         "#   PrivacyConfig(target_delta=delta, population_size=population-size,",
         "#       neighboring_relation=NeighboringRelation.<neighboring-relation>,",
         "#       sampling_method=SamplingMethod.<sampling-method>), then compose(GaussianPrivacyEvent(",
@@ -185,7 +192,8 @@ def _toml_value(value) -> str:
 
 def render_tf_privacy(schedule: Schedule) -> str:
     """The arguments of TF-Privacy's ``compute_dp_sgd_privacy_statement`` as a Python dict."""
-    privacy = _require(schedule, "TF-Privacy", unit="example", samplings=("poisson",), one_phase=True)
+    privacy = _require(schedule, "TF-Privacy", unit="example", samplings=("poisson",), one_phase=True,
+                       relations=("add_or_remove_one",))
     examples = privacy.get("dataset_size")
     if examples is None:
         raise ValueError("the TF-Privacy export needs the number of examples N (dataset_size)")
@@ -194,7 +202,7 @@ def render_tf_privacy(schedule: Schedule) -> str:
     epochs = epochs_for_steps(steps, batch, examples)
     arguments = {"number_of_examples": examples, "batch_size": batch, "num_epochs": epochs,
                  "noise_multiplier": sigma, "delta": privacy["delta"], "used_microbatching": False,
-                 "max_examples_per_user": schedule.metadata.get("max_examples_per_user")}
+                 "max_examples_per_user": None}
     lines = _header(schedule, "TF-Privacy (compute_dp_sgd_privacy_statement)") + [
         "# TF-Privacy accounts ceil(num_epochs / q) steps at q = batch_size /",
         f"# number_of_examples = {batch / examples!r} (fedplan: {q!r}), Poisson sampling, add/remove-one.",

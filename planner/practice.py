@@ -105,15 +105,17 @@ def plan_dp_sgd(*, dataset_size: int, batch_size: int, epochs: float, delta: flo
               "sample_rate": batch / size, **fields, "epsilon": fields["tight_epsilon"], "delta": privacy["delta"],
               "guarantee": "per example (record-level)", "clipping_norm": clip,
               **_group_fields(fields["tight_epsilon"], privacy["delta"], group, target_epsilon),
-              "opacus": {"noise_multiplier": sigma, "max_grad_norm": clip, "batch_size": batch, "epochs": epochs,
-                         "poisson_sampling": sampling == "poisson"}}
+              "opacus": {"noise_multiplier": sigma, "max_grad_norm": clip, "batch_size": batch,
+                         "optimizer_steps": steps, "poisson_sampling": sampling == "poisson"}}
     values["statement"] = (
         f"DP-SGD on N = {size} examples, batches of {batch} (q = {batch / size:.6g}, {sampling} sampling), "
         f"{steps} steps ({epochs:g} epochs), noise multiplier σ = {sigma:.6g} (noise std / clipping norm {clip:g} on "
         f"the summed batch gradient): ({fields['tight_epsilon']:.6g}, {privacy['delta']:g})-DP per example, "
         f"{run.neighboring_relation} neighbours, {fields['tight_accountant']}."
         + (f" Per user: {values['user_guarantee']}." if group else ""))
-    privacy["target_epsilon"] = None if group else target_epsilon
+    if group is not None:
+        privacy.update(max_examples_per_user=group, user_epsilon=values["user_epsilon"],
+                       user_delta=values["user_delta"])
     schedule = Schedule(rounds=steps, change_points=((0, {"sample_rate": batch / size, "batch_size": batch,
                                                           "noise_multiplier": sigma, "clipping_norm": clip}),),
                         metadata={"entry": "dp-sgd", "epochs": epochs, "max_examples_per_user": group,

@@ -22,6 +22,9 @@ PRIVACY_KEYS = {
     "accountant": "pld, rdp, exact (gaussian); basic or optimal composition (laplace)",
     "bound": "tight or upper bound",
     "target_epsilon": "the ε the plan was calibrated to (null if none)",
+    "max_examples_per_user": "a user-level guarantee by group privacy: the most examples one user holds",
+    "user_epsilon": "ε per user (group privacy over max_examples_per_user examples)",
+    "user_delta": "δ per user (group privacy over max_examples_per_user examples)",
     "epsilon_per_release": "laplace only: ε of one release",
     "releases": "laplace only: releases composed per protected unit",
 }
@@ -141,8 +144,12 @@ def guarantee_line(privacy: dict | None) -> str:
         return (f"{head}: Laplace releases, ε = {privacy.get('epsilon_per_release', 0):.6g} each, "
                 f"{privacy.get('releases')} per unit, {privacy.get('accountant')} composition")
     size = f" of N = {privacy['dataset_size']}" if privacy.get("dataset_size") else ""
+    user = ""
+    if privacy.get("max_examples_per_user") is not None:
+        user = (f"; per user of up to {privacy['max_examples_per_user']} examples (ε = {privacy['user_epsilon']:.6g}, "
+                f"δ = {privacy['user_delta']:.3g}) by group privacy")
     return (f"{head}; sampling {privacy['sampling']}{size}; neighbouring relation {privacy['neighboring_relation']}; "
-            f"accountant {privacy['accountant']} ({privacy.get('bound', 'tight')})")
+            f"accountant {privacy['accountant']} ({privacy.get('bound', 'tight')}){user}")
 
 
 def schedule_from_dict(data: dict) -> Schedule:

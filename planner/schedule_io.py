@@ -56,7 +56,8 @@ def load_schedule(path: str | Path) -> tuple[Segment, ...]:
     elif suffix == ".json":
         rows = _read_json(path)
     else:
-        raise ValueError(f"schedule file must end in .csv or .json; got {path.name!r}")
+        raise ValueError(f"schedule file must be a list of segments (.csv, .json) or a fedplan export (.csv, .json, "
+                         f".yaml, .yml); got {path.name!r}")
     segments = []
     for number, row in enumerate(rows, start=1):
         try:

@@ -100,3 +100,34 @@ def test_noise_paper_is_one_switch_away(tmp_path):
 def test_bad_plan_options_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
         fedplan.plan(**fields)
+
+
+def test_a_library_export_never_replaces_a_file_fedplan_did_not_write(tmp_path):
+    project = tmp_path / "pyproject.toml"
+    project.write_text('[project]\nname = "myapp"\n')
+    planned = fedplan.federated(clients=100, clients_per_round=10, rounds=5, target_epsilon=2)
+    with pytest.raises(ValueError, match="exists and was not written by fedplan"):
+        fedplan.export(planned, project, format="flower")
+    assert project.read_text() == '[project]\nname = "myapp"\n'
+    mine = fedplan.export(planned, tmp_path / "flower.toml", format="flower")
+    assert fedplan.export(planned, mine, format="flower") == mine  # its own export it may replace
+
+
+def test_opacus_and_tf_privacy_refuse_a_relation_their_accountants_do_not_assume(tmp_path):
+    planned = fedplan.dp_sgd(dataset_size=1000, batch_size=50, epochs=1, target_epsilon=2,
+                             neighboring_relation="replace_one")
+    for fmt in ("opacus", "tf-privacy"):
+        with pytest.raises(ValueError, match="accountant assumes add_or_remove_one neighbours; this plan is accounted "
+                                             "for neighboring_relation=replace_one"):
+            fedplan.export(planned, tmp_path / f"{fmt}.py", format=fmt)
+
+
+def test_a_per_user_plan_states_both_guarantees_in_every_export(tmp_path):
+    planned = fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=1, target_epsilon=3, delta=1e-5,
+                             max_examples_per_user=4)
+    privacy = planned.result.schedule.privacy
+    assert privacy["max_examples_per_user"] == 4 and privacy["user_epsilon"] <= 3.0 and privacy["user_delta"] <= 1e-5
+    for fmt, name in (("csv", "plan.csv"), ("opacus", "plan.py"), ("tf-privacy", "statement.py")):
+        text = fedplan.export(planned, tmp_path / name, format=fmt).read_text()
+        assert "per user of up to 4 examples (ε = " in text.splitlines()[1]
+    assert "'max_examples_per_user': None" in (tmp_path / "statement.py").read_text()

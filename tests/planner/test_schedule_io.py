@@ -33,7 +33,7 @@ def test_json_list_or_object(tmp_path):
     ("s.json", "{not json", "is not valid JSON"),
     ("s.json", json.dumps({"rows": []}), "expected a list of segments"),
     ("s.json", json.dumps([{"sample_rate": 0.1, "steps": 3}]), "segment 1: missing noise_multiplier"),
-    ("s.txt", "", "must end in .csv or .json"),
+    ("s.txt", "", "must be a list of segments (.csv, .json) or a fedplan export"),
 ])
 def test_errors_name_the_file_and_the_problem(tmp_path, name, text, message):
     path = tmp_path / name
