@@ -93,6 +93,8 @@ class RecipeResult:
         return all_hold(self.hypotheses)
 
 
+#: A tight plan that leaves more than this share of the budget unused says why (σ at the end of its range).
+UNUSED_NOTE = 0.01
 #: Relative error allowed in the tight ε of the paper's σ, which is shown for comparison only.
 COMPARISON_TOLERANCE = 5e-3
 
@@ -155,6 +157,10 @@ def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: flo
         "paper_tight_epsilon": None if paper_tight is None else paper_tight.epsilon,
         "paper_unused_budget": None if paper_tight is None else 1 - paper_tight.epsilon / target,
     }
+    if noise == "tight" and fields["unused_budget"] > UNUSED_NOTE:
+        fields["note"] = (f"the tight ε is {100 * fields['unused_budget']:.1f} % below the target: σ = {sigma:g} is "
+                          f"the end of the range searched {accounting.NOISE_MULTIPLIER_RANGE}, or any σ above it gives "
+                          f"ε = 0 at δ = {delta:g}")
     privacy = {"mechanism": "gaussian", "unit": run.unit, **run.model(), "client_sample_rate": None,
                "delta": delta, "epsilon": spent.epsilon, "accountant": spent.accountant, "bound": spent.bound,
                "target_epsilon": target}

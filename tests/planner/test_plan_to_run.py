@@ -131,3 +131,10 @@ def test_a_per_user_plan_states_both_guarantees_in_every_export(tmp_path):
         text = fedplan.export(planned, tmp_path / name, format=fmt).read_text()
         assert "per user of up to 4 examples (ε = " in text.splitlines()[1]
     assert "'max_examples_per_user': None" in (tmp_path / "statement.py").read_text()
+
+
+def test_a_target_the_noise_range_cannot_spend_is_explained():
+    huge = fedplan.federated(clients=10, clients_per_round=5, rounds=5, target_epsilon=1e9)
+    assert huge["noise_multiplier"] == 0.01 and huge["unused_budget"] > 0.99
+    assert huge["note"].startswith("the tight ε is 100.0 % below the target: σ = 0.01 is the end of the range")
+    assert "note" not in fedplan.dp_sgd(dataset_size=1000, batch_size=10, epochs=1, target_epsilon=3).values
