@@ -190,7 +190,7 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
     if fix_b is not None:
         fix_b = check_int("fix_b", fix_b, low=1, high=problem.num_clients)
     if fix_T is not None:
-        fix_T = check_int("fix_T", fix_T, low=0)
+        fix_T = check_int("fix_T", fix_T, low=1)
     if max_rounds != math.inf:
         max_rounds = check_int("max_rounds", max_rounds, low=0)
     paper = regime = None

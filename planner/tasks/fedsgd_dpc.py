@@ -82,7 +82,7 @@ class FedsgdDpcOptimum(Request):
     max_rounds: int | None = count(None, help="cap on T (required for gaussian without noise_constant)", low=0)
     fixed_clients_per_round: int | None = count(None, help="laplace: optimise T for this b", low=1,
                                                 deprecated=("--fix-b",))
-    fixed_rounds: int | None = count(None, help="laplace: optimise b for this T", low=0, deprecated=("--fix-T",))
+    fixed_rounds: int | None = count(None, help="laplace: optimise b for this T", low=1, deprecated=("--fix-T",))
     variant: str = choice("corrected", help="corrected (calibrated on the most replies a client can make, "
                           "erratum Z-1) or paper (on the printed bT/N)", choices=VARIANTS)
     accountant: str = choice("rdp", help="accountant of the gaussian noise calibration", choices=("rdp", "pld"))

@@ -104,6 +104,7 @@ def test_cli_from_a_libsvm_file(capsys):
     (["--mechanism", "laplace", *RAW, "--target-delta", "1e-5"], "target_delta apply to the gaussian mechanism"),
     (["--mechanism", "laplace", *RAW, "--fixed-clients-per-round", "11"],
      "fixed_clients_per_round must be an integer in [1, 10]; got 11"),
+    (["--mechanism", "laplace", *RAW, "--fixed-rounds", "0"], "fixed_rounds must be an integer in [1, inf); got 0"),
     (["--mechanism", "laplace", *RAW, "--fixed-clients-per-round", "2", "--fixed-rounds", "3"],
      "give at most one of fixed_clients_per_round, fixed_rounds"),
     (["--mechanism", "laplace", *RAW, "--dataset", "x.libsvm"], "dataset estimates the constants; do not also give "
