@@ -115,10 +115,9 @@ def simulate(algorithm: str, /, *, progress=None, **fields):
 def export(report, path, /, *, format: str | None = None, per_round: bool = False):  # noqa: A002 (the CLI's name)
     """Write the schedule of a plan's report to ``path``; ``format`` is csv, json, yaml (default: from the ending)
     or opacus, flower, tf-privacy. Returns the path written."""
-    from fedplan.planner.budget import _schedule_of
-    from fedplan.planner.export import write_schedule
+    from fedplan.planner.export import schedule_of, write_schedule
 
-    schedule = _schedule_of(report)
+    schedule = schedule_of(report)
     cumulative = None
     if schedule.privacy is None:  # a paper's own plan: its per-round ε curve, where it has one
         cumulative = getattr(getattr(report, "result", report), "cumulative_epsilon", None)

@@ -17,39 +17,20 @@ the plan's accountant, sampling and neighbouring relation before the step is adm
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fedplan.bounds import accounting
 from fedplan.bounds.validation import check_int, check_real
-from fedplan.planner.schedule import Schedule
+from fedplan.planner.export import schedule_of
 
 
 class BudgetExceededError(RuntimeError):
     """The next step would spend more than the budget (nothing was accounted for it)."""
 
 
-def _schedule_of(plan) -> Schedule:
-    """The schedule behind a plan: a Schedule, an export file, a report or the result of a plan."""
-    if isinstance(plan, Schedule):
-        return plan
-    if isinstance(plan, str | Path):
-        from fedplan.planner.export import load_schedule_file
-
-        return load_schedule_file(plan)
-    found = getattr(plan, "result", plan)
-    schedule = getattr(found, "schedule", None)
-    schedule = schedule() if callable(schedule) else schedule
-    if not isinstance(schedule, Schedule):
-        raise ValueError(f"plan must be a fedplan plan (a report of fedplan.plan, dp_sgd or federated), a Schedule or "
-                         f"an exported schedule file; got {type(plan).__name__}")
-    return schedule
-
-
 class Budget:
     """The steps a run has taken, accounted against the plan's ε at the plan's δ (or ``target_epsilon``)."""
 
     def __init__(self, plan, *, target_epsilon: float | None = None):
-        schedule = _schedule_of(plan)
+        schedule = schedule_of(plan)
         if not schedule.is_gaussian:
             mechanism = None if schedule.privacy is None else schedule.privacy["mechanism"]
             raise ValueError(f"Budget follows Gaussian plans (DP-SGD, federated averaging); this plan's mechanism is "

@@ -34,7 +34,8 @@ import yaml
 from fedplan.planner.schedule import PRIVACY_KEYS, Schedule, guarantee_line, schedule_from_dict, whole_number
 
 __all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
-           "load_schedule_file", "package_versions", "render", "schedule_from_dict", "write_schedule"]
+           "load_schedule_file", "package_versions", "render", "schedule_from_dict", "schedule_of",
+           "write_schedule"]
 
 #: fedplan's own formats (they load back) and the libraries' (they run there).
 OWN_FORMATS = ("csv", "json", "yaml")
@@ -276,3 +277,18 @@ def is_fedplan_export(path: str | Path) -> bool:
         return head.startswith("# fedplan schedule") or head.split("\n", 1)[0].split(",")[0].strip() in (
             "start_round", "round")
     return suffix == ".json" and '"change_points"' in head
+
+
+def schedule_of(plan) -> Schedule:
+    """The schedule behind a plan: a Schedule, an export file, a report or the result of a plan."""
+    if isinstance(plan, Schedule):
+        return plan
+    if isinstance(plan, str | Path):
+        return load_schedule_file(plan)
+    found = getattr(plan, "result", plan)
+    schedule = getattr(found, "schedule", None)
+    schedule = schedule() if callable(schedule) else schedule
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"plan must be a fedplan plan (a report of fedplan.plan, dp_sgd or federated), a Schedule or "
+                         f"an exported schedule file; got {type(plan).__name__}")
+    return schedule

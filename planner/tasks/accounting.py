@@ -8,6 +8,7 @@ otherwise cannot silently get a Poisson number (``bounds/sampling.py`` lists the
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -131,13 +132,14 @@ class _ScheduleRequest(_SamplingFields, Request):
         self.model()
         self.check_sampling()
 
+    @functools.cached_property
     def file(self) -> tuple[tuple, dict | None] | None:
-        """The segments and privacy block of the schedule file (None without a file)."""
+        """The segments and privacy block of the schedule file (None without a file), read once per request."""
         return None if self.schedule is None else read_schedule(self.schedule)
 
     def planned(self) -> dict | None:
         """The privacy block of a fedplan export given as the schedule (None otherwise)."""
-        found = self.file()
+        found = self.file
         return None if found is None else found[1]
 
     def model(self) -> dict:
@@ -164,7 +166,7 @@ class _ScheduleRequest(_SamplingFields, Request):
 
     def schedule_arguments(self) -> dict:
         if self.schedule is not None:
-            return {"segments": self.file()[0]}
+            return {"segments": self.file[0]}
         if self.segments is not None:
             return {"segments": self.segments}
         return {name: getattr(self, name) for name in _SINGLES}
