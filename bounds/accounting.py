@@ -37,7 +37,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from fedplan.bounds import pld, rdp
 from fedplan.bounds.sampling import Mechanism, mechanism
@@ -212,8 +212,9 @@ class AccountingResult(_NamedMethod):
         return self._with_fallback(text)
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["segments"] = [asdict(segment) for segment in self.segments]
+        data = {item.name: getattr(self, item.name) for item in fields(self)}  # asdict deep-copies every segment
+        data["segments"] = [{"sample_rate": segment.sample_rate, "noise_multiplier": segment.noise_multiplier,
+                             "steps": segment.steps} for segment in self.segments]
         data["source"] = self.source
         data["statement"] = self.statement()
         return data

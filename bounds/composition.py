@@ -131,3 +131,14 @@ def per_member_budget(*, epsilon: float, delta: float, group_size: int) -> tuple
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     k = check_int("group_size", group_size, low=1)
     return epsilon / k, delta / (k * math.exp((k - 1) * epsilon / k))
+
+
+def grouped_segments(segments: Sequence[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
+    """The segments with every (sample_rate, noise_multiplier) pair given once, its steps summed, in order of first
+    appearance. Composition is commutative, so the whole schedule's PLD is the same; a long repetitive schedule
+    (200 000 one-step segments of one rate) then costs what one segment does."""
+    steps: dict[tuple[float, float], int] = {}
+    for sample_rate, noise_multiplier, count in segments:
+        key = (float(sample_rate), float(noise_multiplier))
+        steps[key] = steps.get(key, 0) + int(count)
+    return [(sample_rate, noise_multiplier, count) for (sample_rate, noise_multiplier), count in steps.items()]

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fedplan.bounds.composition import grouped_segments
+
 #: Relative accuracy the adaptive spacing aims for (the issue promises 0.1 %; half is a margin).
 DEFAULT_RELATIVE_TOLERANCE = 5e-4
 #: Finest and coarsest spacing we use: finer costs too much memory, coarser is never accurate.
@@ -130,9 +132,10 @@ def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: flo
 
 
 def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, single_step: Callable | None = None):
-    """PLD of the composition of the segments at ``spacing`` (the last of :func:`composed_prefixes`)."""
+    """PLD of the composition of the segments at ``spacing``, identical segments composed as one
+    (:func:`~fedplan.bounds.composition.grouped_segments`)."""
     total = None
-    for total in composed_prefixes(segments, spacing, single_step):  # noqa: B007 (the last prefix is the answer)
+    for total in composed_prefixes(grouped_segments(segments), spacing, single_step):  # noqa: B007 (the last prefix is the answer)
         pass
     return total
 

@@ -30,6 +30,7 @@ import math
 import numpy as np
 from scipy import special
 
+from fedplan.bounds.composition import grouped_segments
 from fedplan.bounds.validation import check_int, check_real
 
 #: Default RDP orders: the grid of dp-accounting 0.6.0 and Opacus (1.1 … 10.9 by 0.1, 11 … 63,
@@ -348,6 +349,7 @@ def delta_from_rdp(*, rdp, orders, epsilon: float) -> tuple[float, float]:
 def _composed_rdp(segments, orders: tuple[float, ...]) -> np.ndarray:
     """Σ_i T_i R_i(α) for segments ``(sample_rate, noise_multiplier, steps)`` (RDP composes additively). Integer
     orders of segments sharing a σ are evaluated together (:func:`_log_a_integer` over their rates)."""
+    segments = grouped_segments(segments)  # a repeated (q, σ) is one term: T_i R(α) is linear in T_i
     total = np.zeros(len(orders))
     alphas = np.asarray(orders, dtype=float)
     if not np.all(alphas == np.floor(alphas)) or len(segments) < 2:

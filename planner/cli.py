@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from fedplan.planner import limits
 from fedplan.planner.tasks.base import Option, Request, flag_name, options, parse_count
 from fedplan.planner.tasks.registry import GROUPS, TASKS
 
@@ -59,6 +60,31 @@ def real_argument(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number such as 0.5 or 1e-5; got {text!r}") from None
+
+
+def size_argument(text: str) -> int:
+    """A memory or file size as users type it (``2GiB``, ``512M``, ``1e9``)."""
+    try:
+        return limits.parse_size("size", text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a size such as 512MiB or 2GiB; got {text!r}") from None
+
+
+def runs_argument(text: str) -> int:
+    try:
+        return limits.parse_count("runs", text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+#: The limit options every command takes (planner/limits.py): how each is parsed and what it bounds.
+LIMIT_OPTIONS = {
+    "memory": (size_argument, "largest memory the command may allocate, e.g. 8GiB (default 2GiB, or "
+                              "FEDPLAN_MAX_MEMORY)"),
+    "file_size": (size_argument, "largest input file, e.g. 256MiB (default 64MiB, or FEDPLAN_MAX_FILE_SIZE)"),
+    "runs": (runs_argument, "most runs (cells × seeds) of a sweep (default 100000, or FEDPLAN_MAX_RUNS)"),
+}
+LIMIT_DEST = "limit:"
 
 
 PARSERS = {"count": count_argument, "real": real_argument, "choice": str, "text": str}
@@ -101,6 +127,10 @@ def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) ->
             parser.add_argument(old, dest=f"{DEPRECATED_DEST}{old}:{name}", default=argparse.SUPPRESS,
                                 **{**settings, "help": argparse.SUPPRESS})
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    group = parser.add_argument_group("limits (checked before any work starts)")
+    for limit, (parse, text) in LIMIT_OPTIONS.items():
+        group.add_argument(limits.OPTIONS[limit], dest=LIMIT_DEST + limit, type=parse, default=argparse.SUPPRESS,
+                           metavar="SIZE" if parse is size_argument else "N", help=text)
     parser.set_defaults(request_type=request_type, command_parser=parser)
 
 
@@ -130,7 +160,8 @@ def request_arguments(args: argparse.Namespace, notes: list[str]) -> dict:
     """The given options as request fields; a deprecated spelling is moved to its field and a note about it is
     appended to ``notes`` (printed once the command has succeeded, so that an error stays one line)."""
     given = {name: value for name, value in vars(args).items()
-             if name not in ("command", "request_type", "command_parser", "json") and not name.endswith("_command")}
+             if name not in ("command", "request_type", "command_parser", "json") and not name.endswith("_command")
+             and not name.startswith(LIMIT_DEST)}
     for dest in [name for name in given if name.startswith(DEPRECATED_DEST)]:
         old, name = dest[len(DEPRECATED_DEST):].split(":")
         if name in given:
@@ -188,10 +219,12 @@ def start_app(arguments: Sequence[str]) -> int:
 def _run(args: argparse.Namespace, bar: ProgressBar | None, notes: list[str]):
     if args.command == "app":
         return start_app(args.streamlit_arguments)
-    request = args.request_type(**request_arguments(args, notes))
-    if bar is not None:
-        bar.label, bar.unit = " ".join(request.command[1:] or request.command), request.progress_unit
-    return request.run(progress=bar)
+    changed = {name[len(LIMIT_DEST):]: value for name, value in vars(args).items() if name.startswith(LIMIT_DEST)}
+    with limits.using(**changed):
+        request = args.request_type(**request_arguments(args, notes))
+        if bar is not None:
+            bar.label, bar.unit = " ".join(request.command[1:] or request.command), request.progress_unit
+        return request.run(progress=bar)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import yaml
 
+from fedplan.planner import limits
 from fedplan.planner.schedule import PRIVACY_KEYS, Schedule, guarantee_line, schedule_from_dict, whole_number
 
 __all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
@@ -192,20 +193,12 @@ def write_schedule(schedule: Schedule, path: str | Path, *, cumulative_epsilon=N
 
 def load_schedule_file(path: str | Path) -> Schedule:
     """Read a fedplan export (JSON, YAML, or CSV by change-points or by round) back into a :class:`Schedule`."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
+    path = limits.check_file("schedule", path)
     fmt = format_for_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path.name}: not a text file (it is not UTF-8)") from None
+    text = limits.read_text("schedule", path)
     if fmt == "csv":
         return _schedule_from_csv(text, path.name)
-    try:
-        data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
-        raise ValueError(f"{path.name}: not valid {fmt.upper()}: {error}") from None
+    data = limits.parse_structured("schedule", path.name, text, fmt)
     try:
         return schedule_from_dict(data)
     except ValueError as error:
@@ -231,16 +224,14 @@ def _schedule_from_csv(text: str, name: str) -> Schedule:
     body = []
     for line in text.splitlines():
         if line.startswith("# privacy: "):
-            try:
-                privacy = json.loads(line[len("# privacy: "):])
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{name}: the '# privacy:' line is not valid JSON: {error.msg}") from None
+            privacy = limits.parse_structured("schedule", name, line[len("# privacy: "):], "json")
         elif not line.startswith("#"):
             body.append(line)
-    reader = csv.DictReader(body)
-    header = reader.fieldnames or []
+    header, raw_rows = limits.csv_rows("schedule", name, body)
+    if any(None in row for row in raw_rows):
+        raise ValueError(f"{name}: a row has more cells than the header has columns")
     rows = [{key: _number(value or "") for key, value in row.items() if key != "cumulative_epsilon"}
-            for row in reader]
+            for row in raw_rows]
     if not rows:
         raise ValueError(f"{name}: no rows")
     try:
@@ -270,7 +261,8 @@ def is_fedplan_export(path: str | Path) -> bool:
     if suffix in (".yaml", ".yml"):
         return True
     try:
-        head = path.read_text(encoding="utf-8")[:4096]
+        with path.open(encoding="utf-8") as handle:
+            head = handle.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
     if suffix == ".csv":

@@ -15,21 +15,22 @@ on one line.
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 
 from fedplan.bounds.accounting import Segment, make_schedule
 from fedplan.planner.export import is_fedplan_export, load_schedule_file
+from fedplan.planner.limits import check_file, csv_rows, parse_structured, read_text
 
 COLUMNS = ("sample_rate", "noise_multiplier", "steps")
 
 
-def read_schedule(path: str | Path) -> tuple[tuple[Segment, ...], dict | None]:
-    """Validated segments from a file, and the privacy block of a fedplan export (None for a plain list)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
+def read_schedule(path: str | Path, *, name: str = "schedule") -> tuple[tuple[Segment, ...], dict | None]:
+    """Validated segments from a file, and the privacy block of a fedplan export (None for a plain list).
+
+    ``name`` is the parameter that gave the path: every error names it and the file. The file must be within the
+    file-size limit (:mod:`planner.limits`) and UTF-8 text.
+    """
+    path = check_file(name, path)
     if is_fedplan_export(path):
         schedule = load_schedule_file(path)
         if schedule.privacy is None:
@@ -42,64 +43,71 @@ def read_schedule(path: str | Path) -> tuple[tuple[Segment, ...], dict | None]:
         except ValueError as error:
             raise ValueError(f"{path.name}: {error}") from None
         return segments, schedule.privacy
-    return load_schedule(path), None
+    return load_schedule(path, name=name), None
 
 
-def load_schedule(path: str | Path) -> tuple[Segment, ...]:
-    """Validated segments from a ``.csv`` or ``.json`` list of segments."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"schedule file {str(path)!r} " + ("is a folder" if path.is_dir() else "does not exist"))
+def load_schedule(path: str | Path, *, name: str = "schedule") -> tuple[Segment, ...]:
+    """Validated segments from a ``.csv`` or ``.json`` list of segments (keys other than the three refused, as
+    :func:`~fedplan.bounds.accounting.make_schedule` refuses them)."""
+    path = check_file(name, path)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        rows = _read_csv(path)
-    elif suffix == ".json":
-        rows = _read_json(path)
-    else:
-        raise ValueError(f"schedule file must be a list of segments (.csv, .json) or a fedplan export (.csv, .json, "
+    if suffix not in (".csv", ".json"):
+        raise ValueError(f"{name} file must be a list of segments (.csv, .json) or a fedplan export (.csv, .json, "
                          f".yaml, .yml); got {path.name!r}")
-    segments = []
+    text = read_text(name, path)
+    rows = _read_csv(name, path, text) if suffix == ".csv" else _read_json(name, path, text)
+    if not rows:
+        raise ValueError(f"{name} file {path.name!r} holds no segment: a schedule needs at least one segment")
+    segments, checked = [], {}
     for number, row in enumerate(rows, start=1):
+        key = repr(sorted(row.items(), key=str))
+        try:  # a repetitive schedule repeats rows: each distinct row is validated once
+            segment = checked.get(key) or checked.setdefault(key, make_schedule([row])[0])
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{name} file {path.name!r}, segment {number}: {error}") from None
+        segments.append(segment)
+    return tuple(segments)
+
+
+def _read_csv(name: str, path: Path, text: str) -> list[dict]:
+    fieldnames, raw_rows = csv_rows(name, path.name, text.splitlines())
+    header = [column.strip() for column in fieldnames]
+    missing = [column for column in COLUMNS if column not in header]
+    if missing:
+        raise ValueError(f"{name} file {path.name!r}: header must name the columns {', '.join(COLUMNS)}; "
+                         f"missing {', '.join(missing)}")
+    unknown = [column for column in header if column not in COLUMNS]
+    if unknown:
+        raise ValueError(f"{name} file {path.name!r}: unknown columns {', '.join(unknown)}; allowed: "
+                         f"{', '.join(COLUMNS)}")
+    rows = []
+    for number, raw in enumerate(raw_rows, start=1):
+        row = {key.strip(): (value or "").strip() for key, value in raw.items() if key is not None}
+        if None in raw:
+            raise ValueError(f"{name} file {path.name!r}, row {number}: more cells than the header's "
+                             f"{len(header)} columns")
         try:
-            segments.append(Segment(row["sample_rate"], row["noise_multiplier"], row["steps"]))
-        except ValueError as error:
-            raise ValueError(f"{path.name}, segment {number}: {error}") from None
-    try:
-        return make_schedule(segments)
-    except ValueError as error:
-        raise ValueError(f"{path.name}: {error}") from None
+            rows.append({column: float(row[column]) for column in COLUMNS})
+        except ValueError:
+            shown = [row[column][:40] for column in COLUMNS]
+            raise ValueError(f"{name} file {path.name!r}, row {number}: {', '.join(COLUMNS)} must be numbers; got "
+                             f"{shown}") from None
+    return rows
 
 
-def _read_csv(path: Path) -> list[dict]:
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = [name.strip() for name in (reader.fieldnames or [])]
-        missing = [column for column in COLUMNS if column not in header]
-        if missing:
-            raise ValueError(f"{path.name}: header must name the columns {', '.join(COLUMNS)}; "
-                             f"missing {', '.join(missing)}")
-        rows = []
-        for number, raw in enumerate(reader, start=1):
-            row = {key.strip(): (value or "").strip() for key, value in raw.items() if key is not None}
-            try:
-                rows.append({column: float(row[column]) for column in COLUMNS})
-            except ValueError:
-                raise ValueError(f"{path.name}, row {number}: {', '.join(COLUMNS)} must be numbers; got "
-                                 f"{[row[column] for column in COLUMNS]}") from None
-        return rows
-
-
-def _read_json(path: Path) -> list[dict]:
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path.name} is not valid JSON: {error.msg} (line {error.lineno})") from None
+def _read_json(name: str, path: Path, text: str) -> list:
+    data = parse_structured(name, path.name, text, "json")
     if isinstance(data, dict):
+        unknown = sorted(set(data) - {"segments"})
+        if unknown:
+            raise ValueError(f"{name} file {path.name!r}: unknown keys {unknown}; a list of segments is a JSON list "
+                             "or an object with the one key 'segments'")
         data = data.get("segments")
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise ValueError(f"{path.name}: expected a list of segments (objects with keys {', '.join(COLUMNS)})")
+        raise ValueError(f"{name} file {path.name!r}: expected a list of segments (objects with keys "
+                         f"{', '.join(COLUMNS)})")
     for number, item in enumerate(data, start=1):
         missing = [column for column in COLUMNS if column not in item]
         if missing:
-            raise ValueError(f"{path.name}, segment {number}: missing {', '.join(missing)}")
+            raise ValueError(f"{name} file {path.name!r}, segment {number}: missing {', '.join(missing)}")
     return data

@@ -1,7 +1,7 @@
 """Files a user uploads in the app, as bytes: data sets (LIBSVM or CSV) and accounting schedules.
 
 * LIBSVM (``.libsvm``, ``.svm``, ``.txt``): read by :func:`planner.datasets.load_libsvm` (binary labels
-  mapped to {0, 1}).
+  mapped to {0, 1}; scikit-learn parses it, within the file-size and memory limits of :mod:`planner.limits`).
 * CSV (``.csv``): a header row, numeric columns only; the label column is the one named ``label``,
   ``y`` or ``target``, else the last column.
 
@@ -11,6 +11,7 @@ Errors are ``ValueError`` naming the uploaded file and what is wrong with it.
 
 from __future__ import annotations
 
+import functools
 import io
 import tempfile
 from collections.abc import Callable
@@ -48,7 +49,7 @@ def segments_from_upload(filename: str, content: bytes) -> tuple[Segment, ...]:
     """The validated segments of an uploaded ``.csv`` or ``.json`` accounting schedule."""
     if not content.strip():
         raise ValueError(f"uploaded file {filename!r} is empty")
-    return _read_through_file(filename, content, load_schedule)
+    return _read_through_file(filename, content, functools.partial(load_schedule, name="uploaded"))
 
 
 def _read_through_file(filename: str, content: bytes, reader: Callable[[Path], Result]) -> Result:
@@ -63,7 +64,8 @@ def _read_through_file(filename: str, content: bytes, reader: Callable[[Path], R
 
 
 def _read_libsvm(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
-    return _read_through_file(filename, content, load_libsvm)
+    # name="uploaded": a file over the size limit is "uploaded file 'name.libsvm' is ...", as the other messages
+    return _read_through_file(filename, content, lambda path: load_libsvm(path, name="uploaded"))
 
 
 def _read_csv(filename: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:

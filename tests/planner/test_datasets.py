@@ -89,7 +89,7 @@ def test_malformed_lines_name_file_and_line(tmp_path, text, line, fragment):
 def test_empty_and_missing_files(tmp_path):
     with pytest.raises(ValueError, match=r"empty\.libsvm: no sample"):
         load_libsvm(write(tmp_path, "# only a comment\n\n", name="empty.libsvm"))
-    with pytest.raises(ValueError, match="path must name an existing LIBSVM file"):
+    with pytest.raises(ValueError, match=r"path must name an existing file; '.*absent\.libsvm' does not exist"):
         load_libsvm(tmp_path / "absent.libsvm")
     with pytest.raises(ValueError, match="n_features"):
         load_libsvm(write(tmp_path, "1 1:1\n"), n_features=0)

@@ -54,7 +54,7 @@ def test_bad_files(tmp_path):
         load_schedule_file(tmp_path / "missing.json")
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(ValueError, match="broken.json: not valid JSON"):
+    with pytest.raises(ValueError, match="schedule file 'broken.json' is not valid JSON"):
         load_schedule_file(broken)
     with pytest.raises(ValueError, match="must end in .csv, .json, .yaml or .yml"):
         write_schedule(make(), tmp_path / "s.txt")

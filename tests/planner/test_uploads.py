@@ -51,6 +51,6 @@ def test_uploaded_schedule_segments_and_their_errors():
     assert [(s.sample_rate, s.noise_multiplier, s.steps) for s in segments] == [(0.01, 1.1, 100), (0.02, 2.0, 50)]
     with pytest.raises(ValueError) as error:
         segments_from_upload("s.csv", b"sample_rate,noise_multiplier,steps\n2,1.1,100\n")
-    assert str(error.value).startswith("s.csv, segment 1: sample_rate must be a real number in (0, 1]")
+    assert str(error.value).startswith("uploaded file 's.csv', segment 1: sample_rate must be a real number in (0, 1]")
     with pytest.raises(ValueError, match="uploaded file 's.json' is empty"):
         segments_from_upload("s.json", b"")

@@ -1,0 +1,204 @@
+"""Size and memory limits, decided before any work starts.
+
+A request estimates what it will allocate (a data set of ``n_samples × n_features`` floats, a schedule of
+``iterations`` rows, a sweep of ``cells × seeds`` runs) from its inputs and compares the estimate with the
+limits below *at construction*, so a too-large input is refused in a fraction of a second with a message that
+names the parameter, its value, the estimate and the limit, instead of a ``MemoryError`` (or a machine that
+swaps) minutes later. Every limit has a default that fits a laptop and can be raised by a user who needs more:
+
+=================  =========  =========================================  ==========================
+limit              default    what it bounds                              raise it with
+=================  =========  =========================================  ==========================
+``memory``         2 GiB      arrays one request allocates                ``--max-memory``, ``FEDPLAN_MAX_MEMORY``
+``file_size``      64 MiB     one input file (schedule, LIBSVM, sweep)    ``--max-file-size``, ``FEDPLAN_MAX_FILE_SIZE``
+``runs``           100 000    runs of one sweep (cells × seeds)           ``--max-runs``, ``FEDPLAN_MAX_RUNS``
+=================  =========  =========================================  ==========================
+
+The command line sets them per command (:func:`using`); the API and the app use the defaults or the
+environment variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+_UNITS = {"": 1, "b": 1, "k": KIB, "kb": KIB, "kib": KIB, "m": MIB, "mb": MIB, "mib": MIB, "g": GIB, "gb": GIB,
+          "gib": GIB, "t": TIB, "tb": TIB, "tib": TIB}
+#: Bytes of one float64 entry.
+FLOAT_BYTES = 8
+
+
+class LimitError(ValueError):
+    """A request whose inputs would exceed a size or memory limit (a ``ValueError``: the CLI exits with 2)."""
+
+
+def parse_size(name: str, text: str | int | float) -> int:
+    """Bytes from ``"2GiB"``, ``"512M"``, ``"100000"`` or a number; a ``ValueError`` names ``name`` otherwise."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        number, unit = float(text), ""
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+        if match is None or match.group(2).lower() not in _UNITS:
+            raise ValueError(f"{name} must be a size such as 512MiB, 2GiB or 1000000 (bytes); got {text!r}")
+        number, unit = float(match.group(1)), match.group(2).lower()
+    size = number * _UNITS[unit]
+    if not math.isfinite(size) or size < 1 or size > 2**62:
+        raise ValueError(f"{name} must be a size between 1 byte and 4 EiB; got {text!r}")
+    return int(size)
+
+
+def size_text(size: float) -> str:
+    """``2147483648`` -> ``2 GiB``; sizes are shown with three significant digits."""
+    for unit, scale in (("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size:.0f} bytes"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits in force (see the module docstring for defaults and how to raise each)."""
+
+    memory: int = 2 * GIB
+    file_size: int = 64 * MIB
+    runs: int = 100_000
+
+    @classmethod
+    def from_environment(cls) -> Limits:
+        """The defaults, each replaced by its ``FEDPLAN_MAX_*`` environment variable when set."""
+        values = {}
+        for item in dataclasses.fields(cls):
+            variable = ENVIRONMENT[item.name]
+            if os.environ.get(variable):
+                text = os.environ[variable]
+                values[item.name] = parse_size(variable, text) if item.name != "runs" else parse_count(variable, text)
+        return cls(**values)
+
+
+def parse_count(name: str, text: str) -> int:
+    """A whole number of runs from text (``1e5`` accepted)."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 1 or number != int(number) or number > 10**15:
+        raise ValueError(f"{name} must be a whole number in [1, 1e15]; got {text!r}")
+    return int(number)
+
+
+#: The environment variable of each limit.
+ENVIRONMENT = {"memory": "FEDPLAN_MAX_MEMORY", "file_size": "FEDPLAN_MAX_FILE_SIZE", "runs": "FEDPLAN_MAX_RUNS"}
+#: The command-line option of each limit.
+OPTIONS = {"memory": "--max-memory", "file_size": "--max-file-size", "runs": "--max-runs"}
+
+_current: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("fedplan_limits", default=None)
+
+
+def current() -> Limits:
+    """The limits in force: those of the innermost :func:`using`, else the environment's, else the defaults."""
+    return _current.get() or Limits.from_environment()
+
+
+@contextlib.contextmanager
+def using(**changes: int) -> Iterator[Limits]:
+    """Run a block with some limits changed (``using(memory=8 * GIB)``)."""
+    token = _current.set(dataclasses.replace(current(), **changes))
+    try:
+        yield _current.get()
+    finally:
+        _current.reset(token)
+
+
+def _raise_with(limit: str) -> str:
+    return f"raise it with {OPTIONS[limit]} or {ENVIRONMENT[limit]}"
+
+
+def check_memory(what: str, estimate: float, *, because: str) -> None:
+    """Refuse work that would allocate more than the memory limit.
+
+    ``what`` says what would be allocated (``"the data set"``), ``estimate`` its bytes, ``because`` the inputs
+    that make it so (``"n_samples=1e+09 × n_features=20"``): they lead the message.
+    """
+    limit = current().memory
+    if not estimate <= limit:  # also refuses a NaN estimate
+        raise LimitError(f"{because} would need about {size_text(estimate)} of memory for {what}; the limit is "
+                         f"{size_text(limit)} ({_raise_with('memory')})")
+
+
+def check_runs(name: str, runs: int, *, because: str) -> None:
+    """Refuse a sweep of more runs than the limit (``name`` is the file or option that asked for them)."""
+    limit = current().runs
+    if runs > limit:
+        raise LimitError(f"{name}: {because} is {runs:.4g} runs; the limit is {limit} ({_raise_with('runs')})")
+
+
+def check_file(name: str, path: str | os.PathLike) -> Path:
+    """``path`` as a :class:`~pathlib.Path` if it names a readable file within the size limit.
+
+    ``name`` is the parameter that gave the path (``schedule``, ``dataset``), so that every message names it.
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise ValueError(f"{name} must name a file; {str(path)!r} is a folder")
+    if not file.is_file():
+        raise ValueError(f"{name} must name an existing file; {str(path)!r} does not exist")
+    size, limit = file.stat().st_size, current().file_size
+    if size > limit:
+        raise LimitError(f"{name} file {file.name!r} is {size_text(size)}; the limit is {size_text(limit)} "
+                         f"({_raise_with('file_size')})")
+    return file
+
+
+def read_text(name: str, path: str | os.PathLike) -> str:
+    """The UTF-8 text of a file within the size limit; a binary or mis-encoded file is refused by name."""
+    file = check_file(name, path)
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise ValueError(f"{name} file {file.name!r} is not UTF-8 text (byte {error.start}, line {line}): give "
+                         f"a text file") from None
+
+
+def parse_structured(name: str, file_name: str, text: str, fmt: str, *, loader=None):
+    """The data of a JSON or YAML text (``fmt`` ``json`` or ``yaml``); malformed or too deeply nested text is a
+    ``ValueError`` naming the parameter and the file (a ``RecursionError`` never reaches the user)."""
+    import json
+
+    import yaml
+
+    try:
+        if fmt == "json":
+            return json.loads(text)
+        return yaml.load(text, Loader=loader or yaml.SafeLoader)  # noqa: S506 - SafeLoader or a subclass of it
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{name} file {file_name!r} is not valid JSON: {error.msg} (line {error.lineno})") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"{name} file {file_name!r} is not valid YAML: {' '.join(str(error).split())}") from None
+    except RecursionError:
+        raise ValueError(f"{name} file {file_name!r} is nested too deeply to read ({fmt.upper()} lists or maps "
+                         "inside each other more than a few hundred levels)") from None
+
+
+def csv_rows(name: str, file_name: str, lines) -> tuple[list[str], list[dict]]:
+    """The rows of a CSV text with a header (``csv.DictReader``), with the field size bounded by the file-size
+    limit instead of the csv module's 128 KiB, and a malformed file reported by parameter and file name."""
+    import csv
+
+    csv.field_size_limit(max(current().file_size, 2**17))
+    try:
+        reader = csv.DictReader(lines)
+        rows = list(reader)
+    except csv.Error as error:
+        raise ValueError(f"{name} file {file_name!r} is not a readable CSV: {error}") from None
+    return reader.fieldnames or [], rows
