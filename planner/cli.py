@@ -82,7 +82,7 @@ LIMIT_OPTIONS = {
     "memory": (size_argument, "largest memory the command may allocate, e.g. 8GiB (default 2GiB, or "
                               "FEDPLAN_MAX_MEMORY)"),
     "file_size": (size_argument, "largest input file, e.g. 256MiB (default 64MiB, or FEDPLAN_MAX_FILE_SIZE)"),
-    "runs": (runs_argument, "most runs (cells × seeds) of a sweep (default 100000, or FEDPLAN_MAX_RUNS)"),
+    "runs": (runs_argument, "most runs (cells × seeds) of a sweep (default 10000, or FEDPLAN_MAX_RUNS)"),
 }
 LIMIT_DEST = "limit:"
 

@@ -98,6 +98,8 @@ def _render_csv(schedule: Schedule, cumulative_epsilon, per_round: bool) -> str:
     if at_phase_end is None and cumulative_epsilon is not None:
         at_phase_end = [float(cumulative_epsilon[start + length - 1]) for start, length, _ in phases]
     if per_round:
+        limits.check_memory("the per-round rows", schedule.rounds * (len(phases[0][2]) + 3) * 120.0,
+                            because=f"per_round with {schedule.rounds} rounds")
         rows = schedule.rows()
         if cumulative_epsilon is not None:
             for row, value in zip(rows, cumulative_epsilon, strict=True):
@@ -171,6 +173,20 @@ def check_schedule_file(path: str | Path, *, name: str = "out", fmt: str | None 
         raise ValueError(f"{name}: {str(path)!r} exists and was not written by fedplan; write the {found} export to a "
                          "new file and copy what you need from it")
     return found
+
+
+def check_export_options(out: str | None, *, fmt: str | None, per_round: bool) -> None:
+    """The ``out``/``format``/``per_round`` options of a request that exports: checked before any work (the
+    folder exists, the format is known, a library export replaces no file of the user's, per_round only with a
+    CSV)."""
+    if out is None:
+        if fmt is not None or per_round:
+            raise ValueError("format and per_round describe --out: give out too")
+        return
+    found = check_schedule_file(out, fmt=fmt)
+    if per_round and found != "csv":
+        raise ValueError(f"per_round writes one CSV row per round; the {found} export of out={out!r} has no rows "
+                         "(drop per_round or write a .csv)")
 
 
 def _written_by_fedplan(path: Path) -> bool:

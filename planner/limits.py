@@ -11,7 +11,7 @@ limit              default    what it bounds                              raise 
 =================  =========  =========================================  ==========================
 ``memory``         2 GiB      arrays one request allocates                ``--max-memory``, ``FEDPLAN_MAX_MEMORY``
 ``file_size``      64 MiB     one input file (schedule, LIBSVM, sweep)    ``--max-file-size``, ``FEDPLAN_MAX_FILE_SIZE``
-``runs``           100 000    runs of one sweep (cells × seeds)           ``--max-runs``, ``FEDPLAN_MAX_RUNS``
+``runs``           10 000     runs of one sweep (cells × seeds)           ``--max-runs``, ``FEDPLAN_MAX_RUNS``
 =================  =========  =========================================  ==========================
 
 The command line sets them per command (:func:`using`); the API and the app use the defaults or the
@@ -33,6 +33,8 @@ from pathlib import Path
 KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 _UNITS = {"": 1, "b": 1, "k": KIB, "kb": KIB, "kib": KIB, "m": MIB, "mb": MIB, "mib": MIB, "g": GIB, "gb": GIB,
           "gib": GIB, "t": TIB, "tb": TIB, "tib": TIB}
+#: Bytes one run of a sweep holds until the sweep ends (its request, its parameters and its row of results).
+RUN_BYTES = 16 * KIB
 #: Bytes of one float64 entry.
 FLOAT_BYTES = 8
 
@@ -70,7 +72,7 @@ class Limits:
 
     memory: int = 2 * GIB
     file_size: int = 64 * MIB
-    runs: int = 100_000
+    runs: int = 10_000
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -139,6 +141,7 @@ def check_runs(name: str, runs: int, *, because: str) -> None:
     limit = current().runs
     if runs > limit:
         raise LimitError(f"{name}: {because} is {runs:.4g} runs; the limit is {limit} ({_raise_with('runs')})")
+    check_memory("the sweep's requests and rows", RUN_BYTES * runs, because=f"{name}: {because} ({runs:.4g} runs)")
 
 
 def check_file(name: str, path: str | os.PathLike) -> Path:

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from fedplan.bounds import mapa
 from fedplan.bounds.accounting import round_up
 from fedplan.bounds.theorem import all_hold
@@ -28,6 +26,22 @@ from fedplan.planner.export import Schedule, package_versions
 STAGE_FIELDS = ("index", "start", "end", "iterations", "length", "t0", "p_raw", "p", "clamped", "learning_rate",
                 "sensitivity", "sensitivity_theory", "clipping_norm", "noise_scale", "delta_0", "delta_b",
                 "gradient_norm_bound")
+
+
+@dataclass(frozen=True)
+class BasicComposition(Sequence):
+    """``(t + 1)·per_step`` for t < ``steps``: the ε after each of ``steps`` pure-DP releases by basic composition."""
+
+    steps: int
+    per_step: float
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __getitem__(self, index: int) -> float:
+        if not -self.steps <= index < self.steps:
+            raise IndexError(index)
+        return (index % self.steps + 1) * self.per_step
 
 
 @dataclass(frozen=True)
@@ -45,10 +59,11 @@ class MapaPlan:
             rows.append(row)
         return rows
 
-    def cumulative_epsilon(self) -> np.ndarray:
-        """ε after each iteration by basic composition, t·max_k ε_k: valid for any upload pattern."""
+    def cumulative_epsilon(self) -> BasicComposition:
+        """ε after each iteration by basic composition, t·max_k ε_k: valid for any upload pattern (a sequence
+        computed on access: a billion iterations cost no memory)."""
         privacy = self.result.privacy
-        return np.arange(1, privacy.iterations + 1) * max(privacy.per_iteration_epsilon)
+        return BasicComposition(steps=privacy.iterations, per_step=max(privacy.per_iteration_epsilon))
 
     def statement(self) -> str:
         res, privacy = self.result, self.result.privacy

@@ -59,6 +59,7 @@ import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.extras import optional_import
+from fedplan.planner.limits import check_runs, parse_structured, read_text
 from fedplan.planner.tasks.base import Option, Request, options
 from fedplan.planner.tasks.simulate import SimulateFedbuff, SimulateFedsgdDpc, SimulatePreset, SimulateVandijk
 from fedplan.planner.tasks.simulate_papers import (
@@ -245,14 +246,18 @@ def _mapping(value, key: str) -> dict:
     return {str(name).replace("-", "_"): item for name, item in value.items()}
 
 
-def _grid_cells(names: _Names, grid) -> tuple[tuple[str, ...], list[dict]]:
+def _grid_cells(names: _Names, grid, seed_count: int) -> tuple[tuple[str, ...], list[dict]]:
     grid = names.mapping(grid, "grid")
     if not grid:
         _fail("grid must name at least one parameter")
     columns = {}
-    for name, (written, values) in grid.items():
+    for written, values in grid.values():
         if not isinstance(values, list) or not values:
             _fail(f"grid.{written} must be a non-empty list of values; got {values!r}")
+    sizes = [len(values) for _, values in grid.values()]
+    check_runs("sweep config: grid", math.prod(sizes) * seed_count,
+               because=f"{' × '.join(map(str, sizes))} cells × {seed_count} seed(s)")
+    for name, (written, values) in grid.items():
         columns[name] = [names.check(name, value, f"grid.{written}[{i}]") for i, value in enumerate(values)]
     return tuple(columns), [dict(zip(columns, combo, strict=True)) for combo in itertools.product(*columns.values())]
 
@@ -277,12 +282,14 @@ def _draw(kind: str, spec, rng: np.random.Generator, samples: int, key: str) -> 
     return [float(value) for value in np.exp(rng.uniform(math.log(low), math.log(high), size=samples))]
 
 
-def _random_cells(names: _Names, random) -> tuple[tuple[str, ...], list[dict]]:
+def _random_cells(names: _Names, random, seed_count: int) -> tuple[tuple[str, ...], list[dict]]:
     random = _mapping(random, "random")
     unknown = sorted(set(random) - {"samples", "seed", "parameters"})
     if unknown:
         _fail(f"random.{unknown[0]} is not a key of random (keys: samples, seed, parameters)")
     samples = check_int("sweep config: random.samples", random.get("samples"), low=1)
+    check_runs("sweep config: random.samples", samples * seed_count,
+               because=f"{samples} samples × {seed_count} seed(s)")
     rng = np.random.default_rng(check_int("sweep config: random.seed", random.get("seed", 0), low=0))
     parameters = names.mapping(random.get("parameters"), "random.parameters")
     if not parameters:
@@ -297,6 +304,13 @@ def _random_cells(names: _Names, random) -> tuple[tuple[str, ...], list[dict]]:
         drawn = _draw(kind, values, rng, samples, key)
         columns[name] = [names.check(name, value, f"{key} (draw {i})") for i, value in enumerate(drawn)]
     return tuple(columns), [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def _seed_count(value) -> int:
+    """How many seeds ``seeds`` asks for (checked against the runs limit before the seeds are listed)."""
+    count = len(value) if isinstance(value, list) else check_int("sweep config: seeds", value, low=1)
+    check_runs("sweep config: seeds", count, because=f"{count} seeds")
+    return count
 
 
 def _seeds(value) -> tuple[int, ...]:
@@ -335,8 +349,9 @@ def parse_sweep(*, config: Mapping) -> Sweep:
     if "grid" in config and "random" in config:
         _fail("give grid or random, not both")
     mode = "grid" if "grid" in config else "random" if "random" in config else "seeds"
-    parameters, cells = {"grid": lambda: _grid_cells(names, config["grid"]),
-                         "random": lambda: _random_cells(names, config["random"]),
+    seed_count = _seed_count(config.get("seeds", [0]))
+    parameters, cells = {"grid": lambda: _grid_cells(names, config["grid"], seed_count),
+                         "random": lambda: _random_cells(names, config["random"], seed_count),
                          "seeds": lambda: ((), [{}])}[mode]()
     for name in parameters:
         if name in options:
@@ -374,14 +389,8 @@ def load_sweep(*, path: str | os.PathLike) -> Sweep:
     """Read and validate a YAML (or JSON) sweep config file."""
     import yaml
 
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise ValueError(f"cannot read sweep config {str(path)!r}: {error.strerror}") from None
-    try:
-        config = yaml.load(text, Loader=_exponent_float_loader(yaml))  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as error:
-        raise ValueError(f"sweep config {str(path)!r} is not valid YAML: {' '.join(str(error).split())}") from None
+    text = read_text("config", path)
+    config = parse_structured("config", Path(path).name, text, "yaml", loader=_exponent_float_loader(yaml))
     return parse_sweep(config=config)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from fedplan.bounds.sampling import SAMPLINGS
 from fedplan.planner.datasets import synthetic_logistic
-from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
+from fedplan.planner.export import FORMATS, check_export_options, write_schedule
 from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
@@ -71,10 +71,7 @@ class Plan(Request):
         if self.features is not None and (self.features.ndim != 2 or self.labels.shape != self.features.shape[:1]):
             raise ValueError(f"features must be 2-d with one label per row; got features {self.features.shape} and "
                              f"labels {self.labels.shape}")
-        if self.out is not None:
-            check_schedule_file(self.out, fmt=self.format)
-        elif self.format is not None or self.per_round:
-            raise ValueError("format and per_round describe --out: give out too")
+        check_export_options(self.out, fmt=self.format, per_round=self.per_round)
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         """The features and labels the recipe plans on."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fedplan.bounds import accounting, rdp, sampling
-from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
+from fedplan.planner.export import FORMATS, check_export_options, write_schedule
 from fedplan.planner.practice import plan_dp_sgd, plan_federated
 from fedplan.planner.tasks.accounting import target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, flag, real, text
@@ -44,10 +44,7 @@ class _PracticeRequest(Request):
     one_of: ClassVar = (OneOf(("target_epsilon", "noise_multiplier")),)
 
     def check(self) -> None:
-        if self.out is not None:
-            check_schedule_file(self.out, fmt=self.format)
-        elif self.format is not None or self.per_round:
-            raise ValueError("format and per_round describe --out: give out too")
+        check_export_options(self.out, fmt=self.format, per_round=self.per_round)
 
     def answer(self, plan) -> Report:
         values = dict(plan.values)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fedplan.planner.export import load_schedule_file
-from fedplan.planner.simulate.data import SCHEMES, load_dataset
+from fedplan.planner.limits import FLOAT_BYTES, check_memory
+from fedplan.planner.simulate.data import SCHEMES, SYNTHETIC_SETS, load_dataset
 from fedplan.planner.simulate.engine import DISTRIBUTIONS, Durations
 from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS, run_fedbuff
 from fedplan.planner.simulate.fedsgd_dpc import MECHANISMS, run_fedsgd_dpc
@@ -45,6 +46,10 @@ TABLE_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist
               "wall_time_s", "virtual_time", "diverged", "divergence", "statement")
 MODELS = ("logistic", "softmax", "ridge")
 #: The client partitions a user can ask for (``sizes`` is the validations' own).
+#: Copies of a synthetic data set alive at once (the draw, the train/test split, the clients' blocks, slack).
+SYNTHETIC_COPIES = 4
+#: Bytes of one client's bookkeeping (its arrays' headers, timers, queues) beyond its data.
+CLIENT_BYTES = 4096
 PARTITIONS = tuple(scheme for scheme in SCHEMES if scheme != "sizes")
 
 
@@ -122,6 +127,13 @@ class DataSource:
     n_samples: int = count(10_000, help="size of a synthetic data set", low=2)
     n_features: int = count(20, help="features of a synthetic data set", low=1)
 
+    def check(self) -> None:
+        super().check()
+        if self.dataset in SYNTHETIC_SETS:  # a file's size is checked by its reader, scikit-learn's sets are small
+            size = SYNTHETIC_COPIES * FLOAT_BYTES * self.n_samples * (self.n_features + 1)
+            check_memory("the synthetic data set", size,
+                         because=f"n_samples={self.n_samples} × n_features={self.n_features}")
+
     def data(self, seed: int):
         """The :class:`~fedplan.planner.simulate.data.Dataset` of this source, split with ``seed``."""
         return load_dataset(self.dataset, seed=seed, test_fraction=self.test_fraction, test_file=self.test_file,
@@ -145,6 +157,7 @@ class ClientData(DataSource):
 
     def check(self) -> None:
         super().check()
+        check_memory("the clients' arrays", CLIENT_BYTES * self.clients, because=f"clients={self.clients}")
         if self.partition == "dirichlet" and self.dirichlet_alpha is None:
             raise ValueError("partition dirichlet needs dirichlet_alpha (the concentration, e.g. 0.5)")
 

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from fedplan.planner import limits
 from fedplan.planner.cli import main
 from fedplan.planner.simulate import sweep as sweeps
 from fedplan.planner.simulate.sweep import RUNNERS, load_sweep, parse_sweep, run_sweep, write_table
@@ -269,8 +270,19 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
     path.write_text("algorithm: [fedbuff\n")
     with pytest.raises(ValueError, match="is not valid YAML"):
         load_sweep(path=path)
-    with pytest.raises(ValueError, match="cannot read sweep config .*: No such file or directory"):
+    with pytest.raises(ValueError, match="config must name an existing file; '.*missing.yaml' does not exist"):
         load_sweep(path=tmp_path / "missing.yaml")
+    path.write_text("algorithm: fedbuff\nseeds: 1000000000\n")
+    with pytest.raises(ValueError, match=r"sweep config: seeds: 1000000000 seeds is 1e\+09 runs; the limit is 10000 "
+                                         r"\(raise it with --max-runs or FEDPLAN_MAX_RUNS\)"):
+        load_sweep(path=path)
+    path.write_text("algorithm: fedbuff\noptions: {rounds: 3}\ngrid:\n  buffer-size: [2, 3]\n  server-lr: [1, 2]\n"
+                    "seeds: 3\n")
+    with limits.using(runs=11), pytest.raises(ValueError, match=r"grid: 2 × 2 cells × 3 seed\(s\) is 12 runs; "
+                                                                  r"the limit is 11"):
+        load_sweep(path=path)
+    with limits.using(runs=12):
+        assert len(load_sweep(path=path).cells) == 4
     path.write_text("- 1\n")
     with pytest.raises(ValueError, match="sweep config: the config must be a mapping"):
         load_sweep(path=path)

@@ -88,7 +88,7 @@ def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, tmp_path, monkeypat
 
 def test_a_missing_config_file_is_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "sweep", str(tmp_path / "none.yaml"))
-    assert code == 2 and "cannot read sweep config" in err and err.count("\n") == 1
+    assert code == 2 and "config must name an existing file" in err and "none.yaml" in err and err.count("\n") == 1
 
 
 def test_the_old_workers_spelling_works_with_a_note(capsys, config, tmp_path):

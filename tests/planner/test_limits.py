@@ -1,0 +1,79 @@
+"""Size and memory limits (planner/limits.py): decided before work, named in the error, raisable by the user."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fedplan.planner import limits
+from fedplan.planner.cli import main
+from fedplan.planner.tasks.simulate import SimulateFedbuff
+
+
+@pytest.mark.parametrize("text, size", [("2GiB", 2 * 2**30), ("512M", 512 * 2**20), ("1e9", 10**9), ("10 kb", 10240),
+                                        (4096, 4096)])
+def test_sizes_read_as_users_type_them(text, size):
+    assert limits.parse_size("max_memory", text) == size
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1", "0", "1e30", "2 parsecs", "nan"])
+def test_bad_sizes_are_refused_by_name(text):
+    with pytest.raises(ValueError, match="max_memory must be a size"):
+        limits.parse_size("max_memory", text)
+
+
+def test_a_synthetic_data_set_over_the_memory_limit_is_refused_at_construction():
+    # 4 copies × 8 bytes × 10⁹ × 21 columns = 626 GiB
+    refused = ("n_samples=1000000000 × n_features=20 would need about 626 GiB of memory for the synthetic data set; "
+               "the limit is 2 GiB (raise it with --max-memory or FEDPLAN_MAX_MEMORY)")
+    with pytest.raises(limits.LimitError, match=re.escape(refused)):
+        SimulateFedbuff(n_samples=10**9)
+    with pytest.raises(limits.LimitError, match=r"clients=1000000000 would need about 3.73 TiB"):
+        SimulateFedbuff(clients=10**9)
+    # 4 × 8 × 10⁶ × 21 = 641 MiB: refused under 512 MiB, accepted under the default
+    with limits.using(memory=512 * limits.MIB), pytest.raises(limits.LimitError, match="641 MiB"):
+        SimulateFedbuff(n_samples=10**6)
+    assert SimulateFedbuff(n_samples=10**6).n_samples == 10**6
+
+
+def test_the_command_line_raises_a_limit_for_one_command(capsys, monkeypatch):
+    assert main(["simulate", "fedbuff", "--n-samples", "1e6", "--max-memory", "512MiB", "--rounds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the limit is 512 MiB (raise it with --max-memory" in err
+    monkeypatch.setenv("FEDPLAN_MAX_MEMORY", "100MiB")
+    assert main(["simulate", "fedbuff", "--n-samples", "1e6", "--rounds", "1"]) == 2
+    assert "the limit is 100 MiB" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # argparse's own usage error: exit 2
+        main(["simulate", "fedbuff", "--n-samples", "1e6", "--max-memory", "lots", "--rounds", "1"])
+    assert usage.value.code == 2
+    assert "argument --max-memory: must be a size such as 512MiB or 2GiB; got 'lots'" in capsys.readouterr().err
+
+
+def test_the_environment_variable_must_be_a_size(monkeypatch):
+    monkeypatch.setenv("FEDPLAN_MAX_FILE_SIZE", "big")
+    with pytest.raises(ValueError, match="FEDPLAN_MAX_FILE_SIZE must be a size"):
+        limits.current()
+
+
+def test_a_billion_mapa_iterations_export_without_a_per_iteration_array(tmp_path):
+    from fedplan.planner.tasks.registry import TASKS
+
+    schedule_type = next(task for task in TASKS if task.command == ("mapa", "schedule"))
+    with limits.using(memory=64 * limits.MIB):  # a per-iteration array alone would be 7.45 GiB
+        report = schedule_type(iterations=10**9, initial_gap=1.0, out=str(tmp_path / "m.csv")).run()
+    assert report.values["out"].endswith("m.csv")
+    last = (tmp_path / "m.csv").read_text().strip().splitlines()[-1].split(",")
+    per_upload = max(report.result.result.privacy.per_iteration_epsilon)
+    assert float(last[-1]) == pytest.approx(10**9 * per_upload, rel=1e-12)  # basic composition t·ε at t = T
+
+
+def test_per_round_rows_are_checked_against_the_memory_limit_and_need_a_csv(tmp_path):
+    import fedplan
+
+    with pytest.raises(ValueError, match="per_round writes one CSV row per round; the json export"):
+        fedplan.federated(clients=1000, clients_per_round=10, rounds=100, noise_multiplier=1.0,
+                          out=str(tmp_path / "a.json"), per_round=True)
+    with pytest.raises(limits.LimitError, match="per_round with 1000000000 rounds would need about"):
+        fedplan.federated(clients=10**9, clients_per_round=1, rounds=10**9, noise_multiplier=1.0,
+                          out=str(tmp_path / "a.csv"), per_round=True)
