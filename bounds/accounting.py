@@ -36,11 +36,11 @@ import functools
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 
 from fedplan.bounds import pld, rdp
-from fedplan.bounds.sampling import Mechanism, mechanism
+from fedplan.bounds.sampling import Mechanism, chance_of_use, mechanism
 from fedplan.bounds.sampling import clear_cache as clear_sampling_cache
 from fedplan.bounds.search import NoBoundaryError, Point, find_boundary, log_log_slope
 from fedplan.bounds.validation import check_choice, check_int, check_real
@@ -123,6 +123,9 @@ def make_schedule(
     if segments is not None:
         if any(value is not None for value in singles):
             raise ValueError("give either segments or sample_rate/noise_multiplier/steps, not both")
+        if isinstance(segments, str | bytes | Mapping) or not isinstance(segments, Iterable):
+            raise ValueError("segments must be a list of (sample_rate, noise_multiplier, steps) segments; got "
+                             f"{type(segments).__name__} {str(segments)[:40]!r}")
         schedule = tuple(_as_segment(item) for item in segments)
         if not schedule:
             raise ValueError("segments must contain at least one segment; got an empty schedule")
@@ -155,6 +158,8 @@ def _as_segment(item) -> Segment:
             raise ValueError(f"segment has unknown keys {sorted(unknown)}; "
                              "allowed: sample_rate, noise_multiplier, steps")
         return Segment(item.get("sample_rate"), item.get("noise_multiplier"), item.get("steps"))
+    if isinstance(item, str | bytes) or not isinstance(item, Iterable):
+        raise ValueError(f"a segment must be (sample_rate, noise_multiplier, steps); got {str(item)[:40]!r}")
     values = tuple(item)
     if len(values) != 3:
         raise ValueError(f"a segment must be (sample_rate, noise_multiplier, steps); got {item!r}")
@@ -189,6 +194,8 @@ class AccountingResult(_NamedMethod):
     client_rounds: tuple[int, ...] | None = None
     client_tail: float | None = None
     participations: int | None = None
+    #: The probability that a record is used at all (the participation bound answered: ε = 0 at δ ≥ it).
+    chance_of_use: float | None = None
     pld_spacing: float | None = None
     discretization_error: float | None = None
     rdp_order: float | None = None
@@ -206,6 +213,9 @@ class AccountingResult(_NamedMethod):
                      f"{self.client_sample_rate:g}; a record is accounted over the {sum(self.client_rounds)} rounds "
                      f"its client joins except with probability ≤ {self.client_tail:.3g} (charged to δ), with no "
                      "credit for client sampling otherwise (docs/SAMPLING.md §6).")
+        if self.chance_of_use is not None:
+            text += (f" A record is used at all with probability at most {self.chance_of_use:.3g} ≤ δ, so ε = 0 "
+                     "(the participation bound; no accountant is needed).")
         if self.participations is not None:
             text += (f" Each record joins {self.participations} batches (one per started epoch), with no "
                      "amplification by shuffling credited.")
@@ -242,6 +252,8 @@ class CalibrationResult(_NamedMethod):
     discretization_error: float | None = None
     evaluations: int = 0
     fallback_reason: str | None = None
+    #: Set when the answer is the end of the parameter's range and still leaves budget: every value meets the target.
+    range_note: str | None = None
 
     @property
     def batch_size(self) -> int | None:
@@ -261,6 +273,8 @@ class CalibrationResult(_NamedMethod):
             text += (f" Two-stage sampling: clients take part in a round with probability "
                      f"{self.client_sample_rate:g}, and a record is accounted over the rounds its client joins "
                      f"(docs/SAMPLING.md §6).")
+        if self.range_note:
+            text += f" {self.range_note}"
         return self._with_fallback(text)
 
     def to_dict(self) -> dict:
@@ -451,6 +465,10 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
     cached = _MEMO.get(key)
     if cached is not None:
         return cached
+    untouched = _participation_answer(query, schedule, accountant, model)
+    if untouched is not None:
+        _MEMO.put(key, untouched)
+        return untouched
     if model.client_sample_rate is not None:
         result = _account_two_stage(query, schedule, accountant=accountant, time_budget=time_budget,
                                     relative_tolerance=relative_tolerance, model=model)
@@ -502,6 +520,18 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
                               pld_spacing=answer.spacing, discretization_error=answer.error_estimate, **model.fields)
     _MEMO.put(key, result)
     return result
+
+
+def _participation_answer(query: _Query, schedule: tuple[Segment, ...], accountant: str,
+                          model: _Model) -> AccountingResult | None:
+    """ε = 0 when a record is used at all with probability p ≤ δ (:func:`bounds.sampling.chance_of_use`): the exact
+    answer where RDP would report millions (q = 1e-12, T = 1e4, σ = 0.01, δ = 1e-5: p = 1e-8, RDP ε = 5.2e7)."""
+    chance = chance_of_use([segment.as_tuple() for segment in schedule], model.mechanism.sampling)
+    if query.unknown == "epsilon" and chance <= query.given:
+        return AccountingResult(epsilon=0.0, delta=query.given, accountant="participation",
+                                requested_accountant=accountant, segments=schedule, chance_of_use=chance,
+                                **{**model.fields, "bound": "upper bound"})
+    return None
 
 
 def _account_two_stage(query: _Query, schedule: tuple[Segment, ...], *, model: _Model, **options) -> AccountingResult:
@@ -623,15 +653,24 @@ class _Problem:
         inner, tail = self.model.client_rounds(segments, CLIENT_TAIL_SHARE * self.target_delta)
         return inner, self.target_delta - tail
 
+    def unused(self, segments, delta: float) -> bool:
+        """Whether a record is used at all with probability ≤ δ: then ε = 0 (:func:`_participation_answer`)."""
+        return chance_of_use(segments, self.model.mechanism.sampling) <= delta
+
     def rdp_epsilon(self, x: float) -> float:
-        """ε on the fast curve: RDP, or the exact profile for ``shuffle``, or the guide."""
+        """ε on the fast curve: RDP, or the exact profile for ``shuffle``, or the guide (0 by the participation
+        bound where it applies)."""
         found, (segments, delta) = self.fast_mechanism, self.accounted(x)
+        if self.unused(segments, delta):
+            return 0.0
         if found.exact_method:
             return found.exact_epsilon(segments, delta, self.model.dataset_size)
         return found.rdp_epsilon(segments, delta)[0]
 
     def pld_epsilon(self, x: float, spacing: float) -> float:
         segments, delta = self.accounted(x)
+        if self.unused(segments, delta):
+            return 0.0
         pld.check_grid_size(self.model.mechanism.grid_segments(segments, self.model.dataset_size), spacing,
                             self.target_epsilon)
         return self.model.mechanism.pld_epsilon(segments, delta, spacing, self.model.dataset_size)
@@ -759,8 +798,25 @@ def _predicted_crossing(anchor: Point, slope: float | None, aim: float) -> float
     return anchor.x * math.exp((math.log(aim) - math.log(anchor.value)) / slope)
 
 
-def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
-               relative_tolerance: float) -> CalibrationResult:
+def _calibrate(problem: _Problem, **options) -> CalibrationResult:
+    """:func:`_search` with a note when the whole range meets the target (the answer is its useful end and leaves
+    budget), or when ε = 0 because a record is used with probability ≤ δ."""
+    result = _search(problem, **options)
+    end = problem.upper if problem.increasing else problem.lower
+    if result.epsilon == 0:
+        note = (f"ε = 0: at this {problem.parameter} a record is used at all with probability ≤ δ, and one step "
+                "further would use it more.")
+        return dataclasses.replace(result, range_note=note, accountant="participation", bound="upper bound",
+                                   fallback_reason=None)
+    if problem.as_value(end) == result.value and result.epsilon < problem.target_epsilon * (1 - 1e-3):
+        note = (f"Every {problem.parameter} in its range meets the target: even the end of the range, "
+                f"{result.value:g}, spends only ε = {round_up(result.epsilon):.6g} of {problem.target_epsilon:g}.")
+        return dataclasses.replace(result, range_note=note)
+    return result
+
+
+def _search(problem: _Problem, *, accountant: str, time_budget: float | None,
+            relative_tolerance: float) -> CalibrationResult:
     key = ("calibrate", problem.parameter, tuple(sorted(problem.fixed.items())), problem.identity,
            problem.target_epsilon, problem.target_delta, accountant, relative_tolerance, problem.model)
     cached = _MEMO.get(key)
@@ -792,7 +848,13 @@ def _calibrate(problem: _Problem, *, accountant: str, time_budget: float | None,
 
     deadline = _deadline(time_budget)
     try:
-        point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
+        try:
+            point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
+        except NoBoundaryError as missed:  # e.g. δ below the PLD's truncated tail mass: ε = ∞ at every point
+            raise pld.PLDUnavailableError(
+                f"the PLD does not reach ε ≤ {problem.target_epsilon:g} anywhere in {problem.parameter}'s range (ε = "
+                f"{missed.point.value:g} at {problem.parameter} = {missed.point.x:g}; a δ below about 1e-13 is under "
+                "the PLD's truncated tail mass)") from None
     except pld.PLDUnavailableError as failure:
         if rdp_result is None:
             raise ValueError(_no_fallback_message(failure, found)) from None

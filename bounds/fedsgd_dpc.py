@@ -75,6 +75,10 @@ def _check_max_rounds(max_rounds) -> float:
 # Problem constants (Sec. III and V-A)
 # --------------------------------------------------------------------------------------------
 
+#: Most clients a :class:`Problem` holds: it keeps d_i and Λ_i per client (two arrays of N floats).
+MAX_CLIENTS = 10**7
+
+
 @dataclass(frozen=True, kw_only=True)
 class Problem:
     """The constants of the convergence analysis (zhou L83, L246, L254, L260-276, L389).
@@ -97,7 +101,7 @@ class Problem:
     local_gradient_std: float | tuple[float, ...] = 0.0
 
     def __post_init__(self) -> None:
-        n = check_int("num_clients", self.num_clients, low=2)
+        n = check_int("num_clients", self.num_clients, low=2, high=MAX_CLIENTS)
         mu = check_real("strong_convexity", self.strong_convexity, low=0.0, low_open=True)
         values = {
             "num_clients": n,

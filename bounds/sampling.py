@@ -86,7 +86,8 @@ class Mechanism:
                                                ("exact", self.exact_method)) if method)
 
     def method(self, accountant: str) -> str:
-        return {"pld": self.pld_method, "rdp": self.rdp_method, "exact": self.exact_method}[accountant]
+        return {"pld": self.pld_method, "rdp": self.rdp_method, "exact": self.exact_method,
+                "participation": PARTICIPATION_METHOD}[accountant]
 
     # ---- the parameters a segment needs ------------------------------------------------------------
 
@@ -216,6 +217,25 @@ def _total_steps(segments) -> int:
 
 def _half_noise(segments):
     return [(q, sigma / 2, steps) for q, sigma, steps in segments]
+
+
+#: How an answer of the participation bound (:func:`chance_of_use`) is certified.
+PARTICIPATION_METHOD = (
+    "participation bound: a record is in a step's sample with probability at most q_i, so it is used at all with "
+    "probability p ≤ 1 − Π(1 − q_i)^T_i; coupling the runs with and without it (or with it replaced) on the same "
+    "sampling randomness, their outputs differ only on that event, so the schedule is (0, p)-DP")
+
+
+def chance_of_use(segments, sampling: str) -> float:
+    """An upper bound on the probability that one record enters any step's sample: 1 − Π(1 − q_i)^T_i.
+
+    A step includes a given record with probability q (Poisson), m/N = q (fixed size), 1 − (1 − 1/N)^m ≤ q (with
+    replacement); client sampling only lowers it. Shuffling uses every record every epoch: 1.
+    """
+    if sampling == "shuffle":
+        return 1.0
+    log_unused = sum(steps * math.log1p(-q) if q < 1 else -math.inf for q, _, steps in segments)
+    return -math.expm1(log_unused)
 
 
 def participations(sample_rate: float, steps: int, dataset_size: int | None = None) -> int:

@@ -33,16 +33,34 @@ def check_real(
     """Return ``value`` as a finite float inside the interval, or raise ``ValueError``."""
     interval = _interval_text(low, high, low_open, high_open)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number in {interval}; got {value!r}")
-    number = float(value)
+        raise ValueError(f"{name} must be a real number in {interval}; got {_shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond the float range, e.g. 10**400
+        number = math.inf if value > 0 else -math.inf
     outside = (
         not math.isfinite(number)
         or (low is not None and (number < low or (low_open and number == low)))
         or (high is not None and (number > high or (high_open and number == high)))
     )
     if outside:
-        raise ValueError(f"{name} must be a real number in {interval}; got {number:g}")
+        raise ValueError(f"{name} must be a real number in {interval}; got {_shown(value)}")
     return number
+
+
+def _shown(value: object) -> str:
+    """A value as an error message quotes it: numbers with ``:g`` (an int of 400 digits as ``1e+400``-like text),
+    anything else by ``repr``, cut to 60 characters."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        digits = str(abs(int(value)))
+        if len(digits) > 15:
+            mantissa = f"{digits[0]}.{digits[1:4]}".rstrip("0").rstrip(".")
+            return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
@@ -52,13 +70,19 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
     """
     interval = _interval_text(low, high, False, False)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be an integer in {interval}; got {value!r}")
-    if not math.isfinite(float(value)) or float(value) != int(value):
-        raise ValueError(f"{name} must be an integer in {interval}; got {value!r}")
+        raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
+    if not isinstance(value, numbers.Integral):
+        as_float = float(value)
+        if not math.isfinite(as_float) or as_float != int(as_float):
+            raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
+        if (low is not None and as_float < low) or (high is not None and as_float > high):
+            raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
+        if abs(as_float) > 2**53:  # 1e23 is 99999999999999991611392: not the number the user typed
+            raise ValueError(f"{name} must be an integer in {interval} given exactly; got {_shown(value)}, beyond the "
+                             "2^53 up to which a floating-point number holds every integer")
     number = int(value)
     if (low is not None and number < low) or (high is not None and number > high):
-        shown = f"{value:g}" if isinstance(value, float) or abs(number) >= 10**12 else str(number)
-        raise ValueError(f"{name} must be an integer in {interval}; got {shown}")
+        raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
     return number
 
 

@@ -106,8 +106,15 @@ def _declare(kind: str, default: Any, help: str, **settings) -> Any:
     return field(default=default, metadata={"option": Option(kind=kind, help=help, **settings)})
 
 
-def count(default: Any = MISSING, *, help: str, low: int | None = None, high: int | None = None, **settings) -> Any:
-    """A whole-number field in ``[low, high]``; ``10000``, ``1e4`` and ``10000.0`` all mean 10 000."""
+#: The largest value of a count field that declares no bound of its own: no run has 10¹² workers, rounds or
+#: seeds, and an exact 309-digit answer to ``--workers 1e308`` helps no one.
+MAX_COUNT = 10**12
+
+
+def count(default: Any = MISSING, *, help: str, low: int | None = None, high: int | None = MAX_COUNT,
+          **settings) -> Any:
+    """A whole-number field in ``[low, high]`` (``high`` at most :data:`MAX_COUNT` unless declared); ``10000``,
+    ``1e4`` and ``10000.0`` all mean 10 000."""
     return _declare("count", default, help, low=low, high=high, **settings)
 
 
@@ -219,7 +226,8 @@ def parse_count(text: str) -> int | float:
         value = float(text)
     except ValueError:
         raise ValueError(f"must be a whole number such as 10000 or 1e4; got {text!r}") from None
-    return int(value) if math.isfinite(value) and value.is_integer() else value
+    # beyond 2^53 a float is not the integer typed (1e23 -> 99999999999999991611392): left for check_int to refuse
+    return int(value) if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53 else value
 
 
 

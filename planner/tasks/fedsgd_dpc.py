@@ -44,7 +44,7 @@ class FedsgdDpcOptimum(Request):
     mechanism: str = choice(..., help="laplace (pure ε per client, Sec. V) or gaussian ((ε, δ) per client, "
                             "Sec. VI)", choices=MECHANISMS)
     clients: int = count(..., help="number of clients N (with dataset: the data are split over them)", low=2,
-                         deprecated=("--N",))
+                         high=zhou.MAX_CLIENTS, deprecated=("--N",))
     strong_convexity: float | None = real(None, help="strong convexity μ of every F_i (A4, L266); raw-constants "
                                           "mode", low=0.0, low_open=True, deprecated=("--mu",))
     smoothness: float | None = real(None, help="smoothness λ ≥ μ of every F_i (A3, L260); raw-constants mode",

@@ -94,7 +94,7 @@ def test_seeds_as_a_count_and_the_default():
     ({"options": {**TINY, "staleness": "linear"}}, "options.staleness must be one of 'constant', 'polynomial'"),
     ({"options": {**TINY, "staleness": "constant", "staleness_weighting": "constant"}},
      "options gives staleness_weighting twice (under its old and its new name)"),
-    ({"options": {**TINY, "buffer_size": 0}}, "options.buffer_size must be an integer in [1, inf); got 0"),
+    ({"options": {**TINY, "buffer_size": 0}}, "options.buffer_size must be an integer in [1, 1e+12]; got 0"),
     ({"grid": {"partition": ["iid", "dirichlet"]}},
      "cell 1 (partition='dirichlet'): partition dirichlet needs dirichlet_alpha"),
     ({"options": {**TINY, "validate": True}}, "options.validate is not an option of fedplan simulate fedbuff"),

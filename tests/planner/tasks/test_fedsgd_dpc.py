@@ -104,7 +104,7 @@ def test_cli_from_a_libsvm_file(capsys):
     (["--mechanism", "laplace", *RAW, "--target-delta", "1e-5"], "target_delta apply to the gaussian mechanism"),
     (["--mechanism", "laplace", *RAW, "--fixed-clients-per-round", "11"],
      "fixed_clients_per_round must be an integer in [1, 10]; got 11"),
-    (["--mechanism", "laplace", *RAW, "--fixed-rounds", "0"], "fixed_rounds must be an integer in [1, inf); got 0"),
+    (["--mechanism", "laplace", *RAW, "--fixed-rounds", "0"], "fixed_rounds must be an integer in [1, 1e+12]; got 0"),
     (["--mechanism", "laplace", *RAW, "--fixed-clients-per-round", "2", "--fixed-rounds", "3"],
      "give at most one of fixed_clients_per_round, fixed_rounds"),
     (["--mechanism", "laplace", *RAW, "--dataset", "x.libsvm"], "dataset estimates the constants; do not also give "
@@ -114,7 +114,7 @@ def test_cli_from_a_libsvm_file(capsys):
     (["--mechanism", "laplace", *RAW[:2], "--smoothness", "5", *RAW[4:]],
      "smoothness must be a real number in [10, inf); got 5"),
     (["--mechanism", "laplace", *RAW[:12], "--clients", "1.5", *RAW[14:]],
-     "clients must be an integer in [2, inf); got 1.5"),
+     "clients must be an integer in [2, 1e+07]; got 1.5"),
 ])
 def test_cli_bad_input_is_one_line_with_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, "fedsgd-dpc", "optimum", *argv)

@@ -70,10 +70,10 @@ def test_the_example_config_runs(capsys, tmp_path):
                                              "simulate fedbuff (did you mean noise_multiplier?)"),
     ({"seeds": "all"}, (), "sweep config: seeds must be an integer"),
     ({}, ("--out", "runs.xlsx"), "out must end in .parquet or .csv; got 'runs.xlsx'"),
-    ({}, ("--processes", "0"), "processes must be an integer in [1, inf); got 0"),
+    ({}, ("--processes", "0"), "processes must be an integer in [1, 1e+12]; got 0"),
     ({}, ("--scheduler", "nope://x:1"), "cannot reach the Dask scheduler 'nope://x:1': unknown address scheme"),
     ({"grid": {"buffer_size": [2, 0]}}, ("--processes", "1"), "sweep config: grid.buffer_size[1] must be an integer in "
-                                                                "[1, inf); got 0"),
+                                                                "[1, 1e+12]; got 0"),
     ({"grid": {"dataset": ["synthetic", "nope"]}}, ("--processes", "1"), "run 3 (dataset='nope', seed 0): dataset must "
                                                                           "be one of"),
 ])
