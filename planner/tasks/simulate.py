@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from fedplan.planner.export import load_schedule_file
-from fedplan.planner.limits import FLOAT_BYTES, check_memory
-from fedplan.planner.simulate.data import SCHEMES, SYNTHETIC_SETS, load_dataset
+from fedplan.planner.limits import FLOAT_BYTES, check_file, check_memory
+from fedplan.planner.simulate.data import SCHEMES, SKLEARN_SETS, SYNTHETIC_SETS, load_dataset
 from fedplan.planner.simulate.engine import DISTRIBUTIONS, Durations
 from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS, run_fedbuff
 from fedplan.planner.simulate.fedsgd_dpc import MECHANISMS, run_fedsgd_dpc
@@ -129,6 +130,14 @@ class DataSource:
 
     def check(self) -> None:
         super().check()
+        if self.dataset not in SYNTHETIC_SETS and self.dataset not in SKLEARN_SETS:
+            if not Path(self.dataset).is_file():
+                names = ", ".join(SYNTHETIC_SETS + tuple(SKLEARN_SETS))
+                raise ValueError(f"dataset must be one of {names} or the path of an existing LIBSVM file; got "
+                                 f"{self.dataset!r}")
+            check_file("dataset", self.dataset)
+        if self.test_file is not None:
+            check_file("test_file", self.test_file)
         if self.dataset in SYNTHETIC_SETS:  # a file's size is checked by its reader, scikit-learn's sets are small
             size = SYNTHETIC_COPIES * FLOAT_BYTES * self.n_samples * (self.n_features + 1)
             check_memory("the synthetic data set", size,

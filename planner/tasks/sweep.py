@@ -7,7 +7,8 @@
 
 The config format is described in :mod:`planner.simulate.sweep` (example: ``docs/sweep_example.yaml``).
 While the sweep runs, finished rows are appended to ``OUT.partial.csv`` (completion order); at the end the table
-sorted by run is written to ``OUT`` and the partial file is removed.
+sorted by run is written to ``OUT`` and the partial file is removed. A failed sweep removes it too, unless
+``--keep-partial`` asks to keep the rows finished so far.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import ClassVar
 from fedplan.planner.export import check_output_file
 from fedplan.planner.extras import optional_import
 from fedplan.planner.simulate.sweep import CsvStream, load_sweep, run_sweep, table_format, write_table
-from fedplan.planner.tasks.base import Report, Request, count, text
+from fedplan.planner.tasks.base import Report, Request, count, flag, text
 
 #: Keys of the summary the readable table shows (``--json`` carries all of them).
 TABLE_KEYS = ("algorithm", "mode", "runs", "cells", "seeds", "parameters", "backend", "wall_time_s", "diverged",
@@ -42,6 +43,8 @@ class RunSweep(Request):
                                  "without Dask)", metavar="ADDR")
     processes: int | None = count(None, help="local processes, or workers of --scheduler local (default: the CPU "
                                   "count; 1 runs in this process)", low=1, deprecated=("--workers",))
+    keep_partial: bool = flag(help="if the sweep fails, keep OUT.partial.csv with the rows finished so far (default: "
+                              "removed)")
 
     def check(self) -> None:
         if table_format(self.path()) == "parquet":  # before any run, not after the last
@@ -59,9 +62,14 @@ class RunSweep(Request):
         out = self.path()
         sweep = load_sweep(path=self.config)
         partial = out.with_name(out.name + ".partial.csv")
-        with CsvStream(path=partial, columns=sweep.columns) as stream:
-            result = run_sweep(sweep=sweep, processes=self.processes, scheduler=self.scheduler, progress=progress,
-                               on_row=stream)
+        try:
+            with CsvStream(path=partial, columns=sweep.columns) as stream:
+                result = run_sweep(sweep=sweep, processes=self.processes, scheduler=self.scheduler,
+                                   progress=progress, on_row=stream)
+        except BaseException:
+            if not self.keep_partial:
+                partial.unlink(missing_ok=True)
+            raise
         values = result.to_dict()
         write_table(rows=result.rows, path=out, columns=sweep.columns,
                     metadata={"config": sweep.config, "backend": result.backend})

@@ -167,6 +167,7 @@ TERMS: dict[str, str] = {
     "config": "a sweep config file (YAML)",
     "scheduler": "address of a Dask scheduler (tcp://HOST:PORT)",
     "processes": "number of local processes a sweep runs in",
+    "keep_partial": "keep a failed sweep's partial table (the rows finished before the failure)",
 }
 
 

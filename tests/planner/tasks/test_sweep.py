@@ -74,8 +74,8 @@ def test_the_example_config_runs(capsys, tmp_path):
     ({}, ("--scheduler", "nope://x:1"), "cannot reach the Dask scheduler 'nope://x:1': unknown address scheme"),
     ({"grid": {"buffer_size": [2, 0]}}, ("--processes", "1"), "sweep config: grid.buffer_size[1] must be an integer in "
                                                                 "[1, 1e+12]; got 0"),
-    ({"grid": {"dataset": ["synthetic", "nope"]}}, ("--processes", "1"), "run 3 (dataset='nope', seed 0): dataset must "
-                                                                          "be one of"),
+    ({"grid": {"dataset": ["synthetic", "nope"]}}, ("--processes", "1"),
+     "sweep config: cell 1 (dataset='nope'): dataset must be one of"),
 ])
 def test_bad_input_is_one_line_on_stderr_with_exit_2(capsys, tmp_path, monkeypatch, changes, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -118,3 +118,40 @@ def test_a_sweep_refused_before_its_first_run_leaves_no_file(capsys, config, tmp
     code, _, err = run(capsys, "sweep", str(config), "--scheduler", "nope://x:1")
     assert code == 2 and "cannot reach the Dask scheduler 'nope://x:1'" in err
     assert list(tmp_path.glob("*.csv")) == []
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_sweep_that_fails_while_running_removes_its_partial_table_unless_asked(capsys, config, tmp_path, monkeypatch,
+                                                                                  keep):
+    from fedplan.planner.simulate import sweep as sweeps
+    from fedplan.planner.tasks.simulate import SimulateFedbuff
+
+    real_run = SimulateFedbuff.run
+
+    def failing_run(self, *, progress=None):  # the sixth run fails after five rows were streamed
+        if self.seed == 2 and self.buffer_size == 3 and self.noise_multiplier == 0.5:
+            raise ValueError("the run failed")
+        return real_run(self, progress=progress)
+
+    monkeypatch.setattr(SimulateFedbuff, "run", failing_run)
+    assert sweeps.RUNNERS["fedbuff"] is SimulateFedbuff
+    out = tmp_path / "t.csv"
+    code, stdout, err = run(capsys, "sweep", str(config), "--out", str(out), "--processes", "1",
+                            *(["--keep-partial"] if keep else []))
+    assert code == 2 and stdout == ""
+    last = err.splitlines()[-1]
+    assert last.startswith("fedplan: error: run 5 (noise_multiplier=0.5, buffer_size=3, seed 2): the run failed")
+    assert err.endswith("\n") and "\rsweep" not in last  # on its own line, after the bar's line
+    partial = out.with_name("t.csv.partial.csv")
+    assert not out.exists() and partial.exists() == keep
+    if keep:
+        assert len(list(csv.DictReader(partial.open()))) == 5
+
+
+def test_an_unknown_data_set_in_a_grid_is_refused_before_any_run(capsys, config, tmp_path):
+    bad = yaml.safe_load(config.read_text())
+    bad["grid"] = {"dataset": ["synthetic", "nope.libsvm"]}
+    config.write_text(yaml.safe_dump(bad))
+    code, _, err = run(capsys, "sweep", str(config), "--out", str(tmp_path / "t.csv"), "--processes", "1")
+    assert code == 2 and err.startswith("fedplan: error: sweep config: cell 1 (dataset='nope.libsvm'): dataset must be")
+    assert "\r" not in err and not list(tmp_path.glob("t.csv*"))
