@@ -483,7 +483,9 @@ def transition_exponents(*, initial_size: int, offset: float, client_size: int, 
 
 def c_function(x: float, *, r: float, rho: float, rho_hat: float) -> tuple[float, str]:
     """c(x) = min{(√(2rρx+1)−1)/(rρx), 2/(ρ̂x)} and which branch is active (L183, L947)."""
-    curved = (math.sqrt(2 * r * rho * x + 1) - 1) / (r * rho * x)
+    product = r * rho * x
+    # (√(2p+1) − 1)/p → 0 as p → ∞ (r = ∞ where r(r0, σ) blows up): the theorem then proves δ = 1
+    curved = (math.sqrt(2 * product + 1) - 1) / product if math.isfinite(product) else 0.0
     hyperbolic = 2 / (rho_hat * x)
     return (hyperbolic, "2/(rho_hat x)") if hyperbolic <= curved else (curved, "sqrt")
 

@@ -207,8 +207,9 @@ def smallest_sigma(select: Callable[[float], vandijk.Selection], *, sigma_range:
             break
         failing = float(sigma)
     if meets is None:
-        raise ValueError(f"no sigma in [{low:g}, {high:g}] reaches delta <= {target_delta:g}; widen sigma_range, "
-                         f"raise epsilon or lower grad_computations")
+        raise ValueError(f"no noise multiplier in [{low:g}, {high:g}] makes the paper's claim reach δ ≤ "
+                         f"{target_delta:g}: raise the target ε, lower the compute (epochs or grad_computations) or "
+                         "widen noise_multiplier_range (fedplan vandijk select)")
     lo, hi = failing, meets.sigma
     while hi - lo > hi * 10.0 ** (-SIGMA_DIGITS) and meets.sigma != low:
         middle = float(f"{(lo + hi) / 2:.{SIGMA_DIGITS + 1}g}")

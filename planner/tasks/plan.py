@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from fedplan.bounds import accounting
 from fedplan.bounds.sampling import SAMPLINGS
 from fedplan.planner.datasets import synthetic_logistic
 from fedplan.planner.export import FORMATS, check_export_options, write_schedule
@@ -41,7 +42,7 @@ class Plan(Request):
 
     recipe: str = choice("increasing-sizes", help="the paper's recipe: " + "; ".join(
         f"{name}: {title}" for name, (title, _) in RECIPES.items()), choices=tuple(RECIPES))
-    target_epsilon: float = target_epsilon_field(1.0)
+    target_epsilon: float = target_epsilon_field(1.0, high=accounting.PLD_EPSILON_LIMIT)
     target_delta: float = target_delta_field(1e-6)
     dataset: str = text("synthetic", help="synthetic (logistic), a scikit-learn set (breast_cancer, digits, …) or a "
                         "LIBSVM file; with features/labels given, only the name shown")

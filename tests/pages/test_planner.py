@@ -82,7 +82,8 @@ def test_planner_text_that_is_not_a_number_names_the_field(planner):
 def test_planner_on_a_bundled_data_set_reports_a_too_small_client(planner):
     planner.radio[0].set_value("A scikit-learn bundled data set").run()  # breast_cancer: 569 examples
     assert not planner.exception
-    assert len(planner.error) == 1 and planner.error[0].value.startswith("no sigma in [1.2, 200] reaches delta")
+    assert len(planner.error) == 1
+    assert planner.error[0].value.startswith("no noise multiplier in [1.2, 200] makes the paper's claim reach δ")
     planner.selectbox[1].set_value("dpscd").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "Rounds") == str(int(2.5 * 569 / 16))  # ⌊epochs·N/L⌋ = 88

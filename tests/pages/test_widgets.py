@@ -47,7 +47,7 @@ def test_defaults_are_shown_as_users_type_them():
     ("upload_epsilon[1] must be a real number in (0, inf); got -1", "upload_epsilon"),
     ("r0 = 0.367879 at sigma = 0.5 violates (16)'s hypotheses", "r0"),
     ("give exactly one of noise_to_sensitivity, noise_std; got none", "noise_std"),
-    ("no sigma in [1.2, 200] reaches delta", None),
+    ("no noise multiplier in [1.2, 200] makes the paper's claim reach δ", None),
 ])
 def test_an_error_is_shown_under_the_field_it_names(message, field):
     assert named_field(message, ["clients", "upload_epsilon", "r0", "noise_std"]) == field

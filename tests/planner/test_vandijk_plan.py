@@ -72,7 +72,7 @@ def test_smallest_sigma_meets_the_target_and_a_slightly_smaller_sigma_does_not()
 
 
 def test_smallest_sigma_reports_an_unreachable_target():
-    with pytest.raises(ValueError, match=r"no sigma in \[4, 5\] reaches delta <= 1e-30"):
+    with pytest.raises(ValueError, match=r"no noise multiplier in \[4, 5\] makes the paper's claim reach δ ≤ 1e-30"):
         smallest_sigma(lambda s: plan_vandijk(**{**EXAMPLE3, "sigma": s}, with_pld=False).selection,
                        sigma_range=(4, 5), target_delta=1e-30)
 
