@@ -803,7 +803,7 @@ def _calibrate(problem: _Problem, **options) -> CalibrationResult:
     budget), or when ε = 0 because a record is used with probability ≤ δ."""
     result = _search(problem, **options)
     end = problem.upper if problem.increasing else problem.lower
-    if result.epsilon == 0:
+    if result.epsilon == 0 and problem.value_of is None and problem.unused(*problem.accounted(result.value)):
         note = (f"ε = 0: at this {problem.parameter} a record is used at all with probability ≤ δ, and one step "
                 "further would use it more.")
         return dataclasses.replace(result, range_note=note, accountant="participation", bound="upper bound",

@@ -167,6 +167,7 @@ def request_arguments(args: argparse.Namespace, notes: list[str]) -> dict:
         if name in given:
             raise ValueError(f"give {flag_name(name)} once ({old} is its deprecated spelling)")
         given[name] = given.pop(dest)
+        args.old_spellings = {**getattr(args, "old_spellings", {}), name: old}
         notes.append(f"fedplan: note: {old} is deprecated here, use {flag_name(name)} (the old spelling goes in "
                      f"fedplan {DEPRECATED_UNTIL})")
     missing = [flag_name(item.name) for item in dataclasses.fields(args.request_type)
@@ -227,6 +228,15 @@ def _run(args: argparse.Namespace, bar: ProgressBar | None, notes: list[str]):
         return request.run(progress=bar)
 
 
+def _with_spelling(message: str, old_spellings: dict[str, str]) -> str:
+    """A message about a field the user gave by its deprecated spelling says so: ``noise_std (given as --sigma)
+    must be …``."""
+    for name, old in old_spellings.items():
+        if message.startswith(name + " "):
+            return f"{name} (given as {old}){message[len(name):]}"
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
@@ -238,11 +248,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     bar, notes = (None if args.json else ProgressBar(" ".join(argv[:1]))), []
     try:
         report = _run(args, bar, notes)
-    except (ValueError, ModuleNotFoundError, ArithmeticError, OSError) as error:
+    except ValueError as error:
+        if bar is not None:
+            bar.close()
+        print(f"fedplan: error: {_with_spelling(str(error), getattr(args, 'old_spellings', {}))}", file=sys.stderr)
+        return 2
+    except (ModuleNotFoundError, ArithmeticError, OSError) as error:
         if bar is not None:
             bar.close()
         if isinstance(error, ArithmeticError):  # an overflow no validation foresaw: still one line, no traceback
-            error = f"an input is outside the range the formulas can evaluate ({error})"
+            error = (f"the inputs {' '.join(argv[1:]) or '(defaults)'} are outside the range the formulas of fedplan "
+                     f"{argv[0]} can evaluate ({type(error).__name__}: {error}); a range check is missing, please "
+                     "report this command line")
         elif isinstance(error, OSError):
             # a file that vanished or could not be written during the run (requests check paths up front)
             error = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")

@@ -127,7 +127,9 @@ def test_an_unforeseen_overflow_is_one_line_and_exit_2(monkeypatch, capsys):
     assert cli.main(["epsilon", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "10",
                      "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "outside the range the formulas can evaluate" in err
+    assert err.count("\n") == 1
+    assert err.startswith("fedplan: error: the inputs --sample-rate 0.01 --noise-multiplier 1 --steps 10 --delta "
+                          "1e-5 are outside the range the formulas of fedplan epsilon can evaluate (OverflowError: ")
 
 
 @pytest.mark.parametrize("argv", [
@@ -166,3 +168,10 @@ def test_every_command_prints_its_help(capsys):
             cli.main([*task.command, "--help"])
         assert exit_code.value.code == 0, task.command
         assert "usage: fedplan " + " ".join(task.command) in capsys.readouterr().out
+
+
+def test_an_error_about_a_field_given_by_its_old_spelling_names_that_spelling(capsys):
+    assert cli.main(["adp2sgd", "epsilon", "--sigma", "-3", "--workers", "5", "--examples-per-worker", "100",
+                     "--batch-size", "10", "--steps", "100", "--delta", "1e-5"]) == 2
+    expected = "fedplan: error: noise_std (given as --sigma) must be a real number in (0, inf); got -3\n"
+    assert capsys.readouterr().err == expected
