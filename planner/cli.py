@@ -70,9 +70,10 @@ def size_argument(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a size such as 512MiB or 2GiB; got {text!r}") from None
 
 
-def runs_argument(text: str) -> int:
+def whole_argument(text: str) -> int:
+    """A whole number of runs or seconds as users type it (``1e4``)."""
     try:
-        return limits.parse_count("runs", text)
+        return limits.parse_count("the value", text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -82,7 +83,9 @@ LIMIT_OPTIONS = {
     "memory": (size_argument, "largest memory the command may allocate, e.g. 8GiB (default 2GiB, or "
                               "FEDPLAN_MAX_MEMORY)"),
     "file_size": (size_argument, "largest input file, e.g. 256MiB (default 64MiB, or FEDPLAN_MAX_FILE_SIZE)"),
-    "runs": (runs_argument, "most runs (cells × seeds) of a sweep (default 10000, or FEDPLAN_MAX_RUNS)"),
+    "runs": (whole_argument, "most runs (cells × seeds) of a sweep (default 10000, or FEDPLAN_MAX_RUNS)"),
+    "seconds": (whole_argument, "longest estimated time of a simulation, in seconds (default 3600, or "
+                               "FEDPLAN_MAX_SECONDS)"),
 }
 LIMIT_DEST = "limit:"
 
@@ -130,7 +133,7 @@ def add_request(parser: argparse.ArgumentParser, request_type: type[Request]) ->
     group = parser.add_argument_group("limits (checked before any work starts)")
     for limit, (parse, text) in LIMIT_OPTIONS.items():
         group.add_argument(limits.OPTIONS[limit], dest=LIMIT_DEST + limit, type=parse, default=argparse.SUPPRESS,
-                           metavar="SIZE" if parse is size_argument else "N", help=text)
+                           metavar="SIZE" if parse is size_argument else "N", help=text.replace("%", "%%"))
     parser.set_defaults(request_type=request_type, command_parser=parser)
 
 

@@ -12,7 +12,12 @@ limit              default    what it bounds                              raise 
 ``memory``         2 GiB      arrays one request allocates                ``--max-memory``, ``FEDPLAN_MAX_MEMORY``
 ``file_size``      64 MiB     one input file (schedule, LIBSVM, sweep)    ``--max-file-size``, ``FEDPLAN_MAX_FILE_SIZE``
 ``runs``           10 000     runs of one sweep (cells × seeds)           ``--max-runs``, ``FEDPLAN_MAX_RUNS``
+``seconds``        3 600      estimated time of one simulation            ``--max-seconds``, ``FEDPLAN_MAX_SECONDS``
 =================  =========  =========================================  ==========================
+
+A simulation's time is estimated from the client updates it will compute (rounds × updates per round × seeds)
+and a per-update cost measured on the FedBuff engine (:data:`UPDATE_SECONDS`), taken pessimistically; a long run
+that fits shows a progress bar with the time left.
 
 The command line sets them per command (:func:`using`); the API and the app use the defaults or the
 environment variables.
@@ -73,6 +78,7 @@ class Limits:
     memory: int = 2 * GIB
     file_size: int = 64 * MIB
     runs: int = 10_000
+    seconds: int = 3_600
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -82,7 +88,8 @@ class Limits:
             variable = ENVIRONMENT[item.name]
             if os.environ.get(variable):
                 text = os.environ[variable]
-                values[item.name] = parse_size(variable, text) if item.name != "runs" else parse_count(variable, text)
+                values[item.name] = parse_size(variable, text) if item.name in ("memory", "file_size") else \
+                    parse_count(variable, text)
         return cls(**values)
 
 
@@ -98,9 +105,11 @@ def parse_count(name: str, text: str) -> int:
 
 
 #: The environment variable of each limit.
-ENVIRONMENT = {"memory": "FEDPLAN_MAX_MEMORY", "file_size": "FEDPLAN_MAX_FILE_SIZE", "runs": "FEDPLAN_MAX_RUNS"}
+ENVIRONMENT = {"memory": "FEDPLAN_MAX_MEMORY", "file_size": "FEDPLAN_MAX_FILE_SIZE", "runs": "FEDPLAN_MAX_RUNS",
+               "seconds": "FEDPLAN_MAX_SECONDS"}
 #: The command-line option of each limit.
-OPTIONS = {"memory": "--max-memory", "file_size": "--max-file-size", "runs": "--max-runs"}
+OPTIONS = {"memory": "--max-memory", "file_size": "--max-file-size", "runs": "--max-runs",
+           "seconds": "--max-seconds"}
 
 _current: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("fedplan_limits", default=None)
 
@@ -134,6 +143,25 @@ def check_memory(what: str, estimate: float, *, because: str) -> None:
     if not estimate <= limit:  # also refuses a NaN estimate
         raise LimitError(f"{because} would need about {size_text(estimate)} of memory for {what}; the limit is "
                          f"{size_text(limit)} ({_raise_with('memory')})")
+
+
+#: Seconds per simulated client update: a fixed part and a part per feature, pessimistic (FedBuff here: 39 k
+#: updates/s with its bookkeeping at 20 features, the benchmark's 12 k/s at 1 000; both about halved).
+UPDATE_SECONDS, UPDATE_SECONDS_PER_FEATURE = 4e-5, 2e-7
+
+
+def check_time(updates: float, n_features: int, *, because: str) -> None:
+    """Refuse a simulation whose ``updates`` client updates on ``n_features`` features would take longer than the
+    time limit (estimated before it starts)."""
+    seconds = updates * (UPDATE_SECONDS + UPDATE_SECONDS_PER_FEATURE * n_features)
+    limit = current().seconds
+    if not seconds <= limit:
+        raise LimitError(f"{because} is about {updates:.3g} client updates, an estimated {_duration(seconds)}; the "
+                         f"time limit is {_duration(limit)} ({_raise_with('seconds')})")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds:.3g} s"
 
 
 def check_runs(name: str, runs: int, *, because: str) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from fedplan.planner.export import load_schedule_file
-from fedplan.planner.limits import FLOAT_BYTES, check_file, check_memory
+from fedplan.planner.limits import FLOAT_BYTES, check_file, check_memory, check_time
 from fedplan.planner.simulate.data import SCHEMES, SKLEARN_SETS, SYNTHETIC_SETS, load_dataset
 from fedplan.planner.simulate.engine import DISTRIBUTIONS, Durations
 from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS, run_fedbuff
@@ -114,6 +114,35 @@ def optimum_field(help="compute w* (L-BFGS) to report ||w - w*||^2"):
     return flag(help=help)
 
 
+def simulated_updates(request) -> tuple[int, str]:
+    """The client updates a simulation or validation will compute, and the inputs that say so (0 when its length
+    comes from a schedule file or a preset, which bound it themselves).
+
+    Rounds are the ``rounds``, ``steps`` or ``iterations`` field; each computes as many updates as the field the
+    class names in ``updates_per_round`` (None: one update per round), by default the first of buffer_size,
+    clients_per_round, clients that is set; a validation repeats the run for each seed.
+    """
+    rounds_name = next((name for name in ("rounds", "steps", "iterations") if getattr(request, name, None)), None)
+    if rounds_name is None:
+        return 0, ""
+    if hasattr(type(request), "updates_per_round"):
+        per_round_name = type(request).updates_per_round
+    else:
+        per_round_name = next((name for name in ("buffer_size", "clients_per_round", "clients")
+                               if getattr(request, name, None)), None)
+    per_round = getattr(request, per_round_name) if per_round_name else 1
+    if getattr(request, "validate", False):
+        runs = len(request.validation_seeds())
+    else:
+        runs = len(getattr(request, "seeds", None) or (0,))
+    parts = [f"{rounds_name}={getattr(request, rounds_name)}"]
+    if per_round_name:
+        parts.append(f"{per_round_name}={per_round}")
+    if runs > 1:
+        parts.append(f"{runs} seeds")
+    return getattr(request, rounds_name) * per_round * runs, " × ".join(parts)
+
+
 # --- option sets (mixins)
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +171,10 @@ class DataSource:
             size = SYNTHETIC_COPIES * FLOAT_BYTES * self.n_samples * (self.n_features + 1)
             check_memory("the synthetic data set", size,
                          because=f"n_samples={self.n_samples} × n_features={self.n_features}")
+        updates, because = simulated_updates(self)
+        if updates:
+            features = self.n_features if self.dataset in SYNTHETIC_SETS else 1000  # a file: assume a wide one
+            check_time(updates, features, because=because)
 
     def data(self, seed: int):
         """The :class:`~fedplan.planner.simulate.data.Dataset` of this source, split with ``seed``."""

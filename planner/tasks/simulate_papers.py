@@ -106,6 +106,7 @@ class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
     command: ClassVar = ("simulate", "adp2sgd")
     summary: ClassVar = "Xu et al. A(DP)2SGD: gossip on a graph, staleness, per-worker noise"
     progress_unit: ClassVar = "steps"
+    updates_per_round: ClassVar = None  # one worker update per step
 
     preset: str | None = choice(None, help="a named run (its settings replace the other options but seed and "
                                 "delta)", choices=tuple(ADP2SGD_PRESETS))
@@ -166,6 +167,7 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
     command: ClassVar = ("simulate", "mapa")
     summary: ClassVar = "Li et al. AUDP / MAPA: edges, FIFO cloud, Laplace-type noise, stages"
     progress_unit: ClassVar = "iterations"
+    updates_per_round: ClassVar = None  # one upload per iteration
 
     preset: str | None = choice(None, help="a named run (its settings replace the other options but seed)",
                                 choices=tuple(MAPA_PRESETS))

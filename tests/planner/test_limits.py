@@ -77,3 +77,26 @@ def test_per_round_rows_are_checked_against_the_memory_limit_and_need_a_csv(tmp_
     with pytest.raises(limits.LimitError, match="per_round with 1000000000 rounds would need about"):
         fedplan.federated(clients=10**9, clients_per_round=1, rounds=10**9, noise_multiplier=1.0,
                           out=str(tmp_path / "a.csv"), per_round=True)
+
+
+def test_a_simulation_longer_than_the_time_limit_is_refused_before_it_starts():
+    # 10⁷ rounds × 10 updates at (4e-5 + 2e-7 × 20) s = 4 400 s > 3 600 s
+    refused = ("rounds=10000000 × buffer_size=10 is about 1e+08 client updates, an estimated 1.22 h; the time limit "
+               "is 1 h (raise it with --max-seconds or FEDPLAN_MAX_SECONDS)")
+    with pytest.raises(limits.LimitError, match=re.escape(refused)):
+        SimulateFedbuff(rounds=10**7)
+    with limits.using(seconds=2 * 3600):
+        assert SimulateFedbuff(rounds=10**7).rounds == 10**7
+    with limits.using(seconds=1), pytest.raises(limits.LimitError, match=r"an estimated 4.4 s; the time limit is 1 s"):
+        SimulateFedbuff(rounds=10**4)  # 10⁵ updates × 4.4e-5 s
+
+
+def test_validations_count_their_seeds_and_one_update_per_step_algorithms_count_steps():
+    from fedplan.planner.tasks.simulate_papers import SimulateAdp2sgd
+    from fedplan.planner.tasks.validate import ValidateTheorem5
+
+    with limits.using(seconds=1), pytest.raises(limits.LimitError, match=r"^rounds=1000 × clients=10 × 3 seeds is "
+                                                                         r"about 3e\+04 client updates"):
+        ValidateTheorem5(rounds=1000)
+    with limits.using(seconds=1), pytest.raises(limits.LimitError, match=r"^steps=100000 is about 1e\+05 client"):
+        SimulateAdp2sgd(steps=100_000)
