@@ -849,7 +849,8 @@ def _search(problem: _Problem, *, accountant: str, time_budget: float | None,
     deadline = _deadline(time_budget)
     try:
         try:
-            point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
+            with pld.deadline_for(deadline):
+                point, spacing, error, evaluations = _solve_pld(problem, rdp_point, relative_tolerance, deadline)
         except NoBoundaryError as missed:  # e.g. δ below the PLD's truncated tail mass: ε = ∞ at every point
             raise pld.PLDUnavailableError(
                 f"the PLD does not reach ε ≤ {problem.target_epsilon:g} anywhere in {problem.parameter}'s range (ε = "

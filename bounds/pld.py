@@ -21,6 +21,8 @@ The single-step PLD is the Poisson-subsampled Gaussian unless the caller passes 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 import time
@@ -53,10 +55,25 @@ class OutOfTimeError(PLDUnavailableError):
     """The PLD computation would exceed its time budget."""
 
 
+#: The deadline of the PLD work in progress (:func:`deadline_for`), checked between the segments of one composition
+#: so that a schedule of thousands of distinct segments cannot overrun its time budget by a whole evaluation.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("fedplan_pld_deadline", default=None)
+
+
 def check_deadline(deadline: float | None) -> None:
     """Raise :class:`OutOfTimeError` if the monotonic clock is past ``deadline``."""
     if deadline is not None and time.monotonic() > deadline:
         raise OutOfTimeError("PLD did not finish within its time budget")
+
+
+@contextlib.contextmanager
+def deadline_for(deadline: float | None):
+    """Every composition inside the block checks ``deadline`` after each segment."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
@@ -126,8 +143,9 @@ def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: flo
     Poisson-subsampled Gaussian under add/remove-one (:mod:`bounds.sampling` passes the others).
     """
     single_step = single_step or _single_step
-    total = None
+    total, deadline = None, _DEADLINE.get()
     for sample_rate, noise_multiplier, steps in segments:
+        check_deadline(deadline)
         # dp-accounting's truncation bounds take logsumexp of moment-generating terms that overflow to +inf for a
         # nearly noiseless step (σ ≫ 1 answers tiny ε); the inf is handled (a wider bound), the warning is noise
         with np.errstate(over="ignore"):
@@ -194,6 +212,11 @@ def adaptive(
     ``tolerance(value)``, shrinks h by the factor the quadratic model asks for (between 0.1 and 0.5)
     and re-estimates from the last pair. Raises :class:`OutOfTimeError` past the deadline.
     """
+    with deadline_for(deadline):
+        return _adaptive(evaluate, spacing=spacing, tolerance=tolerance, deadline=deadline)
+
+
+def _adaptive(evaluate, *, spacing: float, tolerance, deadline: float | None) -> AdaptiveValue:
     check_deadline(deadline)
     coarse_spacing, coarse = min(2 * spacing, MAX_SPACING), evaluate(min(2 * spacing, MAX_SPACING))
     fine_spacing = coarse_spacing / 2

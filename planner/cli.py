@@ -84,6 +84,8 @@ LIMIT_OPTIONS = {
                               "FEDPLAN_MAX_MEMORY)"),
     "file_size": (size_argument, "largest input file, e.g. 256MiB (default 64MiB, or FEDPLAN_MAX_FILE_SIZE)"),
     "runs": (whole_argument, "most runs (cells × seeds) of a sweep (default 10000, or FEDPLAN_MAX_RUNS)"),
+    "segments": (whole_argument, "most distinct (sample_rate, noise_multiplier) pairs of a schedule (default 2000, "
+                                 "or FEDPLAN_MAX_SEGMENTS)"),
     "seconds": (whole_argument, "longest estimated time of a simulation, in seconds (default 3600, or "
                                "FEDPLAN_MAX_SECONDS)"),
 }

@@ -13,6 +13,7 @@ limit              default    what it bounds                              raise 
 ``file_size``      64 MiB     one input file (schedule, LIBSVM, sweep)    ``--max-file-size``, ``FEDPLAN_MAX_FILE_SIZE``
 ``runs``           10 000     runs of one sweep (cells × seeds)           ``--max-runs``, ``FEDPLAN_MAX_RUNS``
 ``seconds``        3 600      estimated time of one simulation            ``--max-seconds``, ``FEDPLAN_MAX_SECONDS``
+``segments``       2 000      distinct (q, σ) pairs of one schedule       ``--max-segments``, ``FEDPLAN_MAX_SEGMENTS``
 =================  =========  =========================================  ==========================
 
 A simulation's time is estimated from the client updates it will compute (rounds × updates per round × seeds)
@@ -79,6 +80,7 @@ class Limits:
     file_size: int = 64 * MIB
     runs: int = 10_000
     seconds: int = 3_600
+    segments: int = 2_000
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -106,10 +108,10 @@ def parse_count(name: str, text: str) -> int:
 
 #: The environment variable of each limit.
 ENVIRONMENT = {"memory": "FEDPLAN_MAX_MEMORY", "file_size": "FEDPLAN_MAX_FILE_SIZE", "runs": "FEDPLAN_MAX_RUNS",
-               "seconds": "FEDPLAN_MAX_SECONDS"}
+               "seconds": "FEDPLAN_MAX_SECONDS", "segments": "FEDPLAN_MAX_SEGMENTS"}
 #: The command-line option of each limit.
 OPTIONS = {"memory": "--max-memory", "file_size": "--max-file-size", "runs": "--max-runs",
-           "seconds": "--max-seconds"}
+           "seconds": "--max-seconds", "segments": "--max-segments"}
 
 _current: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("fedplan_limits", default=None)
 
@@ -162,6 +164,15 @@ def check_time(updates: float, n_features: int, *, because: str) -> None:
 
 def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds:.3g} s"
+
+
+def check_segments(name: str, segments) -> None:
+    """Refuse a schedule with more distinct (sample_rate, noise_multiplier) pairs than the limit: identical segments
+    are composed as one, but each distinct pair costs its own RDP terms and PLD (about 2.5 ms and 15 ms)."""
+    distinct, limit = len({(segment[0], segment[1]) for segment in segments}), current().segments
+    if distinct > limit:
+        raise LimitError(f"{name} has {distinct} distinct (sample_rate, noise_multiplier) pairs; the limit is {limit} "
+                         f"({_raise_with('segments')})")
 
 
 def check_runs(name: str, runs: int, *, because: str) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from fedplan.bounds import accounting, rdp, sampling
+from fedplan.planner.limits import check_segments
 from fedplan.planner.schedule_io import read_schedule
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
 
@@ -129,6 +131,9 @@ class _ScheduleRequest(_SamplingFields, Request):
             missing = [name for name in _SINGLES if name not in given]
             raise ValueError("give a schedule file, or all of sample_rate, noise_multiplier, steps "
                              f"(missing {', '.join(missing)})")
+        if self.given("schedule") or self.given("segments"):
+            name = f"schedule file {Path(self.schedule).name!r}" if self.schedule else "segments"
+            check_segments(name, [segment.as_tuple() for segment in self.schedule_arguments()["segments"]])
         self.model()
         self.check_sampling()
 

@@ -100,3 +100,24 @@ def test_validations_count_their_seeds_and_one_update_per_step_algorithms_count_
         ValidateTheorem5(rounds=1000)
     with limits.using(seconds=1), pytest.raises(limits.LimitError, match=r"^steps=100000 is about 1e\+05 client"):
         SimulateAdp2sgd(steps=100_000)
+
+
+def test_a_schedule_of_too_many_distinct_segments_is_refused_and_the_time_budget_holds_inside_a_composition():
+    import time
+
+    from fedplan.bounds import accounting
+    from fedplan.planner.tasks.accounting import Epsilon
+
+    rates = [0.001 + 1e-5 * i for i in range(300)]
+    segments = [(q, 1.1, 5) for q in rates]
+    with limits.using(segments=299), pytest.raises(limits.LimitError, match="segments has 300 distinct "
+                                                                            r"\(sample_rate, noise_multiplier\) pairs; "
+                                                                            "the limit is 299"):
+        Epsilon(segments=segments, delta=1e-5)
+    accounting.clear_cache()
+    start = time.monotonic()
+    result = Epsilon(segments=segments, delta=1e-5, time_budget=0.5).run().result
+    elapsed = time.monotonic() - start
+    # 300 PLD builds take seconds; the deadline is checked between segments, so the RDP answer comes soon after 0.5 s
+    assert result.accountant == "rdp" and "time budget of 0.5 s" in result.fallback_reason
+    assert elapsed < 3
