@@ -75,6 +75,8 @@ def _check_max_rounds(max_rounds) -> float:
 # Problem constants (Sec. III and V-A)
 # --------------------------------------------------------------------------------------------
 
+#: Smallest μ: the constants divide by μ² (C₁ = 8NG²/(μ²(N−1)), L356), which is 0 in floating point below ~1e-154.
+MIN_STRONG_CONVEXITY = 1e-100
 #: Most clients a :class:`Problem` holds: it keeps d_i and Λ_i per client (two arrays of N floats).
 MAX_CLIENTS = 10**7
 
@@ -102,7 +104,7 @@ class Problem:
 
     def __post_init__(self) -> None:
         n = check_int("num_clients", self.num_clients, low=2, high=MAX_CLIENTS)
-        mu = check_real("strong_convexity", self.strong_convexity, low=0.0, low_open=True)
+        mu = check_real("strong_convexity", self.strong_convexity, low=MIN_STRONG_CONVEXITY)
         values = {
             "num_clients": n,
             "model_dim": check_int("model_dim", self.model_dim, low=1),

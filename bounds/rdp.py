@@ -354,7 +354,8 @@ def _composed_rdp(segments, orders: tuple[float, ...]) -> np.ndarray:
     alphas = np.asarray(orders, dtype=float)
     if not np.all(alphas == np.floor(alphas)) or len(segments) < 2:
         for q, sigma, steps in segments:
-            total += steps * rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
+            with np.errstate(over="ignore"):  # T·R(α) beyond the float range is +∞: that order certifies nothing
+                total += steps * rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
         return total
     by_sigma: dict[float, list[tuple[float, int]]] = {}
     for q, sigma, steps in segments:
@@ -417,7 +418,7 @@ def max_steps_for_epsilon(*, sample_rate: float, noise_multiplier: float, target
     r = rdp_poisson_gaussian(sample_rate=sample_rate, noise_multiplier=noise_multiplier, orders=grid)
     conversion = np.where(grid > 1.01,
                           np.log1p(-1 / grid) - (math.log(target_delta) + np.log(grid)) / (grid - 1), np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ∞ steps at an order: dropped below
         per_order = np.floor((target_epsilon - conversion) / r)
     per_order = np.where(np.isfinite(per_order) & (per_order > 0), per_order, 0)
     steps = int(per_order.max())

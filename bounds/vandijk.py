@@ -44,6 +44,8 @@ JUMP_FACTOR_PRINTED = 1.21
 #: Largest r0 Theorems 3 and 6 allow (L929, L1081; erratum I-15).
 R0_MAX = 1.0 / math.e
 MAX_EXPONENT = 10.0
+#: Smallest growth exponent of an increasing schedule: its offset m = (s₀/(N_c q))^(1/p) overflows below it.
+MIN_GROWTH_EXPONENT = 0.01
 #: Beyond this m/T the "increasing" sequence is flat ((T+m)/m < 1.1) and the m/T iteration has diverged.
 MAX_GAMMA = 10.0
 
@@ -737,7 +739,7 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
         raise ValueError(f"initial_size must be an integer in [1, client_size) = [1, {client_size}); "
                          f"got {initial_size}")
     grad_computations = check_real("grad_computations", grad_computations, low=float(initial_size))
-    p = check_real("p", p, low=0.0, high=MAX_EXPONENT, low_open=True)
+    p = check_real("p", p, low=MIN_GROWTH_EXPONENT, high=MAX_EXPONENT)
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     sigma = check_real("sigma", sigma, low=SIGMA_MIN if r0 == "r0(sigma)" else 0.0, low_open=r0 != "r0(sigma)")
     case = int(check_choice("case", str(case), ("1", "2")))

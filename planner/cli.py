@@ -262,9 +262,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if bar is not None:
             bar.close()
         if isinstance(error, ArithmeticError):  # an overflow no validation foresaw: still one line, no traceback
-            error = (f"the inputs {' '.join(argv[1:]) or '(defaults)'} are outside the range the formulas of fedplan "
-                     f"{argv[0]} can evaluate ({type(error).__name__}: {error}); a range check is missing, please "
-                     "report this command line")
+            words = getattr(getattr(args, "request_type", None), "command", ()) or tuple(argv[:1])
+            inputs = " ".join(argv[len(words):]) or "(defaults)"
+            error = (f"the inputs {inputs} are outside the range the formulas of fedplan {' '.join(words)} can "
+                     f"evaluate ({type(error).__name__}: {error}); a range check is missing, please report this "
+                     "command line")
         elif isinstance(error, OSError):
             # a file that vanished or could not be written during the run (requests check paths up front)
             error = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")

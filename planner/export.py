@@ -26,6 +26,7 @@ import csv
 import io
 import json
 import os
+import stat
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
@@ -160,6 +161,9 @@ def check_output_file(path: str | Path, *, name: str = "out") -> Path:
         raise ValueError(f"{name}: the folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise ValueError(f"{name}: {str(path)!r} cannot be written (no permission)")
+    if path.exists() and (stat.S_ISFIFO(path.stat().st_mode) or stat.S_ISSOCK(path.stat().st_mode)):
+        # writing would wait forever for a reader
+        raise ValueError(f"{name} must name a regular file; {str(path)!r} is a named pipe or socket")
     return path
 
 

@@ -17,6 +17,7 @@ import abc
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar
@@ -92,6 +93,28 @@ class Option:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{name} must be a non-empty string; got {value!r}")
         return value
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _explaining(run):
+    """``run`` with its ``ValueError`` passed through :meth:`Request.explained`."""
+    def explaining_run(self, *, progress: Progress | None = None) -> Report:
+        try:
+            return run(self, progress=progress)
+        except ValueError as error:
+            raise self.explained(error) from None
+
+    explaining_run.explains_errors = True
+    explaining_run.__doc__, explaining_run.__name__, explaining_run.__qualname__ = run.__doc__, run.__name__, \
+        run.__qualname__
+    return explaining_run
+
+
+def _shown_value(value) -> str:
+    text = " ".join(str(item) for item in value) if isinstance(value, tuple) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _whole(bound: float | None) -> int | None:
@@ -195,7 +218,31 @@ class Request(abc.ABC):
             if len(given) > 1 or (group.required and not given):
                 raise ValueError(f"give {'exactly' if group.required else 'at most'} one of "
                                  f"{', '.join(group.names)}; got {', '.join(given) if given else 'none'}")
-        self.check()
+        try:
+            self.check()
+        except ValueError as error:
+            raise self.explained(error) from None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "run" in cls.__dict__ and not getattr(cls.run, "explains_errors", False):
+            cls.run = _explaining(cls.run)
+
+    def explained(self, error: ValueError) -> ValueError:
+        """``error`` as the user should read it: a message that names one of this request's fields is kept; one
+        about internal quantities only (``rate must be …``, from the formulas the request calls) gets the inputs
+        that led to it appended, so that it names what the user gave. The exception's type (e.g.
+        :class:`~fedplan.planner.limits.LimitError`) is kept."""
+        message = str(error)
+        fields = {item.name for item in dataclasses.fields(self)}
+        if fields & set(_IDENTIFIER.findall(message)) or "(inputs: " in message:
+            return error
+        given = [f"{item.name}={_shown_value(getattr(self, item.name))}" for item in dataclasses.fields(self)
+                 if option_of(item) is not None and option_of(item).cli and item.default is not MISSING
+                 and getattr(self, item.name) != item.default] + \
+                [f"{item.name}={_shown_value(getattr(self, item.name))}" for item in dataclasses.fields(self)
+                 if option_of(item) is not None and option_of(item).cli and item.default is MISSING]
+        return type(error)(f"{message} (inputs: {', '.join(given) if given else 'the defaults'})")
 
     def given(self, name: str) -> bool:
         """True if the field holds a value (not None, not an unset flag)."""

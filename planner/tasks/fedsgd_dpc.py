@@ -46,7 +46,7 @@ class FedsgdDpcOptimum(Request):
     clients: int = count(..., help="number of clients N (with dataset: the data are split over them)", low=2,
                          high=zhou.MAX_CLIENTS, deprecated=("--N",))
     strong_convexity: float | None = real(None, help="strong convexity μ of every F_i (A4, L266); raw-constants "
-                                          "mode", low=0.0, low_open=True, deprecated=("--mu",))
+                                          "mode", low=zhou.MIN_STRONG_CONVEXITY, deprecated=("--mu",))
     smoothness: float | None = real(None, help="smoothness λ ≥ μ of every F_i (A3, L260); raw-constants mode",
                                     low=0.0, low_open=True, deprecated=("--lam",))
     gradient_bound: float | None = real(None, help="G with E‖∇F_i(θ, ζ)‖² ≤ G² (A5, L272); raw-constants mode",

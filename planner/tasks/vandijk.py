@@ -29,13 +29,17 @@ from fedplan.planner.vandijk import STEP_RULES, VanDijkPlan, parse_r0, plan_vand
 # restated here (a test checks that they agree) and σ ≥ SIGMA_MIN, computed there, is checked in check().
 #: bounds.vandijk.MAX_EXPONENT: the largest growth exponent p.
 MAX_GROWTH_EXPONENT = 10.0
+#: bounds.vandijk.MIN_GROWTH_EXPONENT: the smallest growth exponent of an increasing schedule.
+MIN_GROWTH_EXPONENT = 0.01
 #: bounds.vandijk.R0_MAX: the largest r0 Theorems 3 and 6 allow (L929, L1081).
 R0_MAX = 1 / math.e
 
 
 def growth_exponent_field(*, low_open: bool = True):
-    return real(1.0, help="growth exponent p of the sample rates q_i = q (i+m)^p (L191)", low=0.0,
-                high=MAX_GROWTH_EXPONENT, low_open=low_open, deprecated=("--p",))
+    """p in [0, 10] where p = 0 (constant rates) is meaningful, else in [0.01, 10]: the schedule's offset
+    m = (s₀/(N_c q))^(1/p) overflows for a smaller p (bounds.vandijk.MIN_GROWTH_EXPONENT)."""
+    return real(1.0, help="growth exponent p of the sample rates q_i = q (i+m)^p (L191)",
+                low=MIN_GROWTH_EXPONENT if low_open else 0.0, high=MAX_GROWTH_EXPONENT, deprecated=("--p",))
 
 
 def check_noise_multiplier_for_r0(noise_multiplier: float) -> None:

@@ -96,3 +96,21 @@ def test_an_old_spelling_works_with_a_note_and_cannot_be_given_twice(capsys):
                             "goes in fedplan 0.3)\n")
     assert cli.main([*argv, "--noise-multiplier", "2"]) == 2
     assert "give --noise-multiplier once (--sigma is its deprecated spelling)" in capsys.readouterr().err
+
+
+def test_an_error_about_an_internal_quantity_names_the_inputs_that_led_to_it():
+    from fedplan.planner.tasks.registry import TASKS
+
+    beta = next(task for task in TASKS if task.command == ("staleness", "beta"))
+    with pytest.raises(ValueError) as failure:
+        beta(staleness_threshold=5e-324).run()
+    # the formula's own name (rate) is not a field of the request: the inputs the user gave follow it
+    assert str(failure.value) == "rate must be a real number in (0, inf); got 0 (inputs: staleness_threshold=5e-324)"
+
+
+def test_an_error_that_names_a_field_is_left_as_it_is():
+    from fedplan.planner.tasks.simulate import SimulateFedbuff
+
+    with pytest.raises(ValueError) as failure:
+        SimulateFedbuff(partition="dirichlet")
+    assert str(failure.value) == "partition dirichlet needs dirichlet_alpha (the concentration, e.g. 0.5)"

@@ -98,7 +98,7 @@ CASE2_MESSAGE = ("nothing to plan: for case 2, growth_exponent {p}, noise_multip
     (["vandijk", "select", "--initial-size", "16", "--client-size", "10000", "--grad-computations", "25000",
       "--noise-multiplier", "1", "--target-epsilon", "1"],  # the default r0(sigma) needs σ ≥ 1.137
      "noise_multiplier must be a real number in [1.13654, inf); got 1"),
-    ([*SELECT, "--growth-exponent", "0"], "growth_exponent must be a real number in (0, 10]; got 0"),
+    ([*SELECT, "--growth-exponent", "0"], "growth_exponent must be a real number in [0.01, 10]; got 0"),
     (["vandijk", "select", "--initial-size", "16", "--client-size", "10000", "--epochs", "2.5",
       "--noise-multiplier-range", "4", "9", "--target-epsilon", "1"], "noise_multiplier_range needs target_delta"),
     ([*SELECT, "--target-delta", "1e-5"], "target_delta goes with noise_multiplier_range"),
@@ -165,4 +165,5 @@ def test_the_limits_restated_for_a_fast_start_are_those_of_the_bounds():
     from fedplan.bounds import vandijk as paper
     from fedplan.planner.tasks import vandijk as task
 
-    assert (task.MAX_GROWTH_EXPONENT, task.R0_MAX) == (paper.MAX_EXPONENT, paper.R0_MAX)
+    assert (task.MAX_GROWTH_EXPONENT, task.MIN_GROWTH_EXPONENT, task.R0_MAX) == (paper.MAX_EXPONENT,
+                                                                      paper.MIN_GROWTH_EXPONENT, paper.R0_MAX)
