@@ -223,7 +223,11 @@ def adaptive_rate(*, dampening: Dampening, staleness) -> float:
 
 def max_adaptive_rate(*, dampening: Dampening, tau_max: float) -> float:
     """φ_max = 1/Λ(τ_max): every gradient of a step maximally stale (ours). AdaSGD τ_thres = 12 on [0, 12]: 49."""
-    return 1.0 / dampening(check_real("tau_max", tau_max, low=0.0))
+    weight = dampening(check_real("tau_max", tau_max, low=0.0))
+    if not weight > 0:
+        raise ValueError(f"the dampening weight Λ(τ_max) at the largest staleness τ_max = {tau_max:g} is 0 in floating "
+                         "point: a step of maximally stale gradients would get an unbounded rate 1/Λ(τ_max)")
+    return 1.0 / weight
 
 
 def kardam_learning_rate(*, loss_gap: float, lipschitz: float, steps: int, gradients_per_step: int,

@@ -25,7 +25,10 @@ from fedplan.planner.uploads import dataset_from_upload
 
 
 def _array(name: str, value) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite 1-d or 2-d array of numbers; got {type(value).__name__}") from None
     if array.ndim not in (1, 2) or not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be a finite 1-d or 2-d array of numbers; got shape {array.shape}")
     array.setflags(write=False)
