@@ -244,8 +244,13 @@ class Delta(_ScheduleRequest):
         return Report(values=result.to_dict(), result=result)
 
 
+#: The smallest target ε a request takes: below it no run is useful (σ beyond 10⁴ at any q, T) and the searches
+#: spend tens of seconds on denormal targets such as 5e-324.
+MIN_TARGET_EPSILON = 1e-9
+
+
 def target_epsilon_field(default=..., help="target ε > 0", **settings):
-    return real(default, help=help, low=0.0, low_open=True, **settings)
+    return real(default, help=help, low=MIN_TARGET_EPSILON, **settings)
 
 
 def target_delta_field(default=..., help="target δ in (0, 1)", **settings):

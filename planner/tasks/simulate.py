@@ -122,6 +122,8 @@ def simulated_updates(request) -> tuple[int, str]:
     class names in ``updates_per_round`` (None: one update per round), by default the first of buffer_size,
     clients_per_round, clients that is set; a validation repeats the run for each seed.
     """
+    if hasattr(request, "planned_updates"):
+        return request.planned_updates()
     rounds_name = next((name for name in ("rounds", "steps", "iterations") if getattr(request, name, None)), None)
     if rounds_name is None:
         return 0, ""

@@ -383,6 +383,14 @@ class SimulateKardam(Validating, Attack, ClientData, Request):
     arrivals: str = choice("event", help="the order gradients arrive in: event (compute times), iid or round_robin",
                            choices=ARRIVALS)
 
+    def planned_updates(self) -> tuple[int, str]:
+        """Kardam's filters may reject most pushes: the engine stops at 50·R·rounds + 10·N of them
+        (planner.simulate.byzantine.run_kardam), which bounds the work; per seed when validating."""
+        runs = len(self.validation_seeds()) if self.validate else 1
+        pushes = 50 * self.gradients_per_step * self.rounds + 10 * self.clients
+        return pushes * runs, (f"up to 50 × gradients_per_step={self.gradients_per_step} × rounds={self.rounds} "
+                               f"pushes" + (f" × {runs} seeds" if runs > 1 else ""))
+
     def run(self, *, progress=None) -> Report:
         seeds = self.validation_seeds()
         problem = self.problem(seeds[0] if self.validate else self.seed, with_optimum=True)

@@ -79,6 +79,11 @@ class ValidateTheorem5(_Validation):
                                                rounds=self.rounds, d=self.round_threshold, seeds=self.seeds))
 
 
+#: One client's L-BFGS fit of Zhou et al.'s constants in client updates (about 0.08 s on 10 000 examples × 20
+#: features over 928 clients: 2 000 updates at the limits' per-update cost).
+FIT_UPDATES = 2000
+
+
 @dataclass(frozen=True, kw_only=True)
 class ValidateFedsgdDpc(_Validation):
     """Zhou et al.'s FedSGD-DPC: E||θ_T - θ*||² against U(T, b), the spent ε against the per-client target."""
@@ -93,6 +98,16 @@ class ValidateFedsgdDpc(_Validation):
     rounds: int | None = count(None, help="rounds T (default: the planner's T*)", low=1)
     clients_per_round: int | None = count(None, help="clients b per round (default: the planner's b*)", low=1)
     max_rounds: int = count(200, help="cap on T of the planner's search", low=1)
+
+    def planned_updates(self) -> tuple[int, str]:
+        """The constants are estimated by one L-BFGS fit per client (counted as :data:`FIT_UPDATES` updates each),
+        then each seed runs up to T rounds (rounds, else max_rounds) of b (clients_per_round, else all) clients."""
+        rounds = self.rounds or self.max_rounds
+        per_round = self.clients_per_round or self.clients
+        updates = FIT_UPDATES * self.clients + rounds * per_round * len(self.seeds)
+        return updates, (f"clients={self.clients} fits, then {'rounds' if self.rounds else 'max_rounds'}={rounds} × "
+                         f"{'clients_per_round' if self.clients_per_round else 'clients'}={per_round} × "
+                         f"{len(self.seeds)} seeds")
 
     def run(self, *, progress=None) -> Report:
         return claims_report(validate_fedsgd_dpc(

@@ -7,7 +7,7 @@ of each input that hangs) is steered by environment variables:
 =========================  ==========================================================================
 FEDPLAN_FUZZ_EXAMPLES      inputs per command and test (default 3)
 FEDPLAN_FUZZ_SEED          the random tests' seed (default: a new one, printed in failures and at the end)
-FEDPLAN_FUZZ_TIME_CAP      seconds one input may run (default 20)
+FEDPLAN_FUZZ_TIME_CAP      seconds one input may run (default 45; a child runs with FEDPLAN_MAX_SECONDS at a third)
 FEDPLAN_FUZZ_LOG           append every failure to this file as one JSON line
 FEDPLAN_FUZZ_TRACE         append every input (replay, status, exit code, time, last stderr line) likewise
 =========================  ==========================================================================

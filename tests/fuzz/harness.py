@@ -45,6 +45,9 @@ from fedplan.planner.tasks.base import Report, flag_name, options
 
 #: Seconds one input may run (override: FEDPLAN_FUZZ_TIME_CAP).
 TIME_CAP = float(os.environ.get("FEDPLAN_FUZZ_TIME_CAP") or 45.0)
+#: The time limit fedplan itself is given in a child (FEDPLAN_MAX_SECONDS): a third of the cap, since its
+#: estimates are pessimistic by about two and start-up and data loading come on top.
+PRODUCT_SECONDS = TIME_CAP / 3
 #: Bytes of address space a child may add to what it inherits at the fork.
 MEMORY_CAP = 2 * 2**30
 #: Largest file a child may write (a bigger write kills it with SIGXFSZ).
@@ -131,6 +134,9 @@ def _child(target: Callable[[], Any], workdir: Path, files: dict[str, Path], cap
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
             signal.signal(number, signal.SIG_DFL)
         os.chdir(workdir)
+        # fedplan's own up-front time limit (planner/limits.py), well inside the cap: a simulation estimated to
+        # run longer is refused by name before it starts, which is what a user with that limit should see
+        os.environ["FEDPLAN_MAX_SECONDS"] = str(int(PRODUCT_SECONDS))
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         for fd, name in ((1, "stdout"), (2, "stderr")):
             os.dup2(os.open(files[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)

@@ -81,7 +81,7 @@ def test_schedule_files(capsys, tmp_path):
     (["epsilon", *REFERENCE[:-2], "--delta", "0"], "delta must be a real number in (0, 1)"),
     (["epsilon", *REFERENCE, "--accountant", "prv"], "invalid choice: 'prv'"),
     (["calibrate", "noise", "--target-epsilon", "-1", "--target-delta", "1e-5", "--sample-rate", "0.01",
-      "--steps", "100"], "target_epsilon must be a real number in (0, inf)"),
+      "--steps", "100"], "target_epsilon must be a real number in [1e-09, inf)"),
     (["calibrate", "steps", "--target-epsilon", "0.001", "--target-delta", "1e-5", "--sample-rate", "0.5",
       "--noise-multiplier", "0.5"], "cannot be met"),
     (["calibrate"], "required"),

@@ -74,4 +74,4 @@ def test_the_api_and_the_cli_give_the_same_message(capsys):
     assert code == 2 and out == "" and err == f"fedplan: error: {raised.value}\n"
     assert str(raised.value) == "seeds[1] must be an integer in [0, 1e+12]; got -1"
     code, _, err = run(capsys, "validate", "fedsgd-dpc", "--epsilon", "0")
-    assert code == 2 and "target_epsilon (given as --epsilon) must be a real number in (0, inf); got 0" in err
+    assert code == 2 and "target_epsilon (given as --epsilon) must be a real number in [1e-09, inf); got 0" in err
