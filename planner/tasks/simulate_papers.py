@@ -277,11 +277,13 @@ class SimulateDpscd(Validating, Request):
                            choices=(*DPSCD_SAMPLINGS, OLD_FIXED), metavar="{poisson,fixed_size}")
 
     def __post_init__(self) -> None:
-        if self.sampling == OLD_FIXED:
-            print(f"fedplan: note: sampling {OLD_FIXED} is the old spelling of fixed_size (it goes in fedplan 0.3)",
-                  file=sys.stderr)
+        old = self.sampling == OLD_FIXED
+        if old:
             object.__setattr__(self, "sampling", "fixed_size")
         super().__post_init__()
+        if old:  # after the checks: a refused request's error stays the one line on stderr
+            print(f"fedplan: note: sampling {OLD_FIXED} is the old spelling of fixed_size (it goes in fedplan 0.3)",
+                  file=sys.stderr)
 
     def settings(self) -> tuple:
         """The dual problem and the preset's settings with the given options replacing them."""
