@@ -89,7 +89,7 @@ def plan_dp_sgd(*, dataset_size: int, batch_size: int, epochs: float, delta: flo
     """
     size = check_int("dataset_size", dataset_size, low=1, high=accounting.MAX_DATASET_SIZE)
     batch = check_int("batch_size", batch_size, low=1, high=size)
-    epochs = check_real("epochs", epochs, low=0.0, low_open=True)
+    epochs = check_real("epochs", epochs, low=0.0, high=accounting.MAX_STEPS, low_open=True)
     steps = math.ceil(epochs * size / batch)
     if steps > accounting.MAX_STEPS:
         raise ValueError(f"epochs = {epochs:g} over N = {size} in batches of {batch} is {steps} steps; at most "

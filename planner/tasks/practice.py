@@ -64,7 +64,7 @@ class DPSGD(_PracticeRequest):
     dataset_size: int = count(..., help="number of training examples N", low=1, high=accounting.MAX_DATASET_SIZE)
     batch_size: int = count(..., help="batch size B (expected, with Poisson sampling): q = B/N", low=1)
     epochs: float = real(..., help="passes over the data E: T = ⌈E·N/B⌉ steps (TF-Privacy's count)", low=0.0,
-                         low_open=True)
+                         high=accounting.MAX_STEPS, low_open=True)
     sampling: str = choice("poisson", help="how examples join a batch: poisson (Opacus's DPDataLoader, what the "
                            "libraries' accountants assume), fixed_size, shuffle (a shuffled DataLoader: no "
                            "amplification)", choices=("poisson", "fixed_size", "shuffle"))

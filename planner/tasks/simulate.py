@@ -221,6 +221,13 @@ class ComputeTiming:
     compute_mean: tuple[float, ...] = real((1.0,), help="its mean: one value, or one per client (worker, edge)",
                                            low=0.0, multiple=True)
 
+    def check(self) -> None:
+        super().check()
+        units = next((name for name in ("clients", "workers", "edges") if getattr(self, name, None)), None)
+        if units is not None and len(self.compute_mean) not in (1, getattr(self, units)):
+            raise ValueError(f"compute_mean must have one value, or one per client ({units}={getattr(self, units)}); "
+                             f"got {len(self.compute_mean)}")
+
     def compute(self):
         means = self.compute_mean[0] if len(self.compute_mean) == 1 else tuple(self.compute_mean)
         return Durations(self.compute_time, means)

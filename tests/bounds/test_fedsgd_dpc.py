@@ -56,7 +56,7 @@ def integer_grid(c, t_max):
 
 @pytest.mark.parametrize("changes, message", [
     (dict(smoothness=5.0), "smoothness must be a real number in [10, inf); got 5"),
-    (dict(num_clients=1), "num_clients must be an integer in [2, inf); got 1"),
+    (dict(num_clients=1), "num_clients must be an integer in [2, 1e+07]; got 1"),
     (dict(client_sizes=[100, 200]), "client_sizes must be a number or one value per client (10); got 2 values"),
     (dict(gradient_bound=-1.0), "gradient_bound must be a real number in [0, inf); got -1"),
     (dict(local_gradient_std=[1.0] * 9 + [-2.0]), "local_gradient_std[9] must be a real number in [0, inf); got -2"),
