@@ -103,6 +103,11 @@ class Federated(_PracticeRequest):
         if self.clients_per_round > self.clients:
             raise ValueError(f"clients_per_round must be at most clients = {self.clients}; got "
                              f"{self.clients_per_round}")
+        halved = self.sampling == "fixed_size" and (self.neighboring_relation or "replace_one") == "replace_one"
+        if halved and self.noise_multiplier is not None and self.noise_multiplier < 2 * rdp.MIN_NOISE_MULTIPLIER:
+            # replace-one with m of N is accounted as the Poisson mechanism at σ/2 (bounds/sampling.py)
+            raise ValueError(f"noise_multiplier must be at least {2 * rdp.MIN_NOISE_MULTIPLIER:g} with fixed_size "
+                             f"sampling and replace_one neighbours (accounted at σ/2); got {self.noise_multiplier:g}")
 
     def run(self, *, progress=None) -> Report:
         return self.answer(plan_federated(

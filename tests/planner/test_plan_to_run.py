@@ -138,3 +138,12 @@ def test_a_target_the_noise_range_cannot_spend_is_explained():
     assert huge["noise_multiplier"] == 0.01 and huge["unused_budget"] > 0.99
     assert huge["note"].startswith("the tight ε is 100.0 % below the target: σ = 0.01 is the end of the range")
     assert "note" not in fedplan.dp_sgd(dataset_size=1000, batch_size=10, epochs=1, target_epsilon=3).values
+
+
+def test_a_federated_noise_below_twice_the_floor_is_refused_with_the_value_the_user_gave():
+    import fedplan
+
+    with pytest.raises(ValueError) as failure:
+        fedplan.federated(clients=1000, clients_per_round=10, rounds=100, noise_multiplier=0.0015)
+    assert str(failure.value) == ("noise_multiplier must be at least 0.002 with fixed_size sampling and replace_one "
+                                  "neighbours (accounted at σ/2); got 0.0015")
