@@ -175,7 +175,7 @@ def test_case2_request_below_k_plus_is_reported():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(sigma=1.0), r"sigma must be a real number in \[1.13654"),
-    (dict(p=0), r"p must be a real number in \(0, 10\]"),
+    (dict(p=0), r"p must be a real number in \[0.01, 10\]"),
     (dict(r0=0.5), r"r0 must be a real number in \(0, 0.367879\]"),
     (dict(initial_size=20_000), r"initial_size must be an integer in \[1, client_size\)"),
     (dict(variant="exact"), "variant must be one of 'corrected', 'paper'"),

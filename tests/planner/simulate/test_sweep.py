@@ -146,11 +146,19 @@ def test_old_option_names_are_accepted_and_named_in_the_summary():
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_failing_run_names_its_parameters_and_seed(workers):
-    sweep = tiny_sweep(grid={"compute_mean": [[1.0], [1.0, 2.0]]}, seeds=[5])
-    with pytest.raises(ValueError, match=r"^run 1 \(compute_mean=\[1.0, 2.0\], seed 5\): mean must have one entry "
-                                         r"per client \(4\); got 2"):
+def test_a_failing_run_names_its_parameters_and_seed(workers, tmp_path):
+    # the file exists and is small, so the config is accepted; it is read (and refused) when its run starts
+    broken = tmp_path / "broken.libsvm"
+    broken.write_text("1 1:0.5\nnot a label\n")
+    sweep = tiny_sweep(grid={"dataset": ["synthetic", str(broken)]}, seeds=[5])
+    with pytest.raises(ValueError, match=r"^run 1 \(dataset='.*broken.libsvm', seed 5\): .*broken.libsvm.*line 2"):
         run_sweep(sweep=sweep, processes=workers)
+
+
+def test_a_value_no_run_could_use_is_refused_before_any_run():
+    with pytest.raises(ValueError, match=r"^sweep config: cell 1 \(compute_mean=\[1.0, 2.0\]\): compute_mean must have "
+                                         r"one value, or one per client \(clients=4\); got 2"):
+        tiny_sweep(grid={"compute_mean": [[1.0], [1.0, 2.0]]}, seeds=[5])
 
 
 def test_diverged_runs_are_flagged_and_never_the_best_cell():
