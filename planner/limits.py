@@ -152,14 +152,23 @@ def check_memory(what: str, estimate: float, *, because: str) -> None:
 UPDATE_SECONDS, UPDATE_SECONDS_PER_FEATURE = 4e-5, 2e-7
 
 
+def update_seconds(updates: float, n_features: int) -> float:
+    """The estimated time of ``updates`` client updates on ``n_features`` features."""
+    return updates * (UPDATE_SECONDS + UPDATE_SECONDS_PER_FEATURE * n_features)
+
+
 def check_time(updates: float, n_features: int, *, because: str) -> None:
     """Refuse a simulation whose ``updates`` client updates on ``n_features`` features would take longer than the
     time limit (estimated before it starts)."""
-    seconds = updates * (UPDATE_SECONDS + UPDATE_SECONDS_PER_FEATURE * n_features)
+    check_seconds(update_seconds(updates, n_features), because=f"{because} is about {updates:.3g} client updates")
+
+
+def check_seconds(seconds: float, *, because: str) -> None:
+    """Refuse work estimated at ``seconds`` beyond the time limit; ``because`` names the inputs that make it so."""
     limit = current().seconds
     if not seconds <= limit:
-        raise LimitError(f"{because} is about {updates:.3g} client updates, an estimated {_duration(seconds)}; the "
-                         f"time limit is {_duration(limit)} ({_raise_with('seconds')})")
+        raise LimitError(f"{because}, an estimated {_duration(seconds)}; the time limit is {_duration(limit)} "
+                         f"({_raise_with('seconds')})")
 
 
 def _duration(seconds: float) -> str:

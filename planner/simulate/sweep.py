@@ -59,9 +59,15 @@ import numpy as np
 
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.extras import optional_import
-from fedplan.planner.limits import check_runs, parse_structured, read_text
+from fedplan.planner.limits import check_runs, check_seconds, parse_structured, read_text
 from fedplan.planner.tasks.base import Option, Request, options
-from fedplan.planner.tasks.simulate import SimulateFedbuff, SimulateFedsgdDpc, SimulatePreset, SimulateVandijk
+from fedplan.planner.tasks.simulate import (
+    SimulateFedbuff,
+    SimulateFedsgdDpc,
+    SimulatePreset,
+    SimulateVandijk,
+    estimated_seconds,
+)
 from fedplan.planner.tasks.simulate_papers import (
     SimulateAdp2sgd,
     SimulateByzantine,
@@ -368,6 +374,8 @@ def parse_sweep(*, config: Mapping) -> Sweep:
             requests.append(request_type(**options, **values, seed=seeds[0]))
         except ValueError as error:
             _fail(f"cell {index} ({_described(values)}): {error}" if values else str(error))
+    total = sum(estimated_seconds(request) for request in requests) * len(seeds)
+    check_seconds(total, because=f"sweep config: {len(cells)} cell(s) × {len(seeds)} seed(s) of {algorithm}")
     return Sweep(algorithm=algorithm, options=options, parameters=parameters, cells=tuple(cells), seeds=seeds,
                  mode=mode, config=dict(config), requests=tuple(requests), renamed=tuple(names.renamed.items()))
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from fedplan.planner.export import load_schedule_file
-from fedplan.planner.limits import FLOAT_BYTES, check_file, check_memory, check_time
+from fedplan.planner.limits import FLOAT_BYTES, check_file, check_memory, check_seconds, check_time, update_seconds
 from fedplan.planner.simulate.data import SCHEMES, SKLEARN_SETS, SYNTHETIC_SETS, load_dataset
 from fedplan.planner.simulate.engine import DISTRIBUTIONS, Durations
 from fedplan.planner.simulate.fedbuff import STALENESS_WEIGHTS, run_fedbuff
@@ -46,6 +46,10 @@ EVALUATIONS = 50
 TABLE_KEYS = ("algorithm", "rounds", "final_loss", "final_accuracy", "final_dist_sq", "epsilon", "delta",
               "wall_time_s", "virtual_time", "diverged", "divergence", "statement")
 MODELS = ("logistic", "softmax", "ridge")
+#: Run time of each preset on w8a (24 s and 7 s measured alone here, start-up included; doubled) and of its
+#: optional w* solve.
+PRESET_SECONDS = {"vandijk-dp": 50.0, "vandijk-dp-constant": 15.0}
+OPTIMUM_SECONDS = 10.0
 #: The client partitions a user can ask for (``sizes`` is the validations' own).
 #: Copies of a synthetic data set alive at once (the draw, the train/test split, the clients' blocks, slack).
 SYNTHETIC_COPIES = 4
@@ -114,6 +118,15 @@ def optimum_field(help="compute w* (L-BFGS) to report ||w - w*||^2"):
     return flag(help=help)
 
 
+def estimated_seconds(request) -> float:
+    """A request's estimated run time (0 for one that is not a simulation), as its checks estimated it."""
+    if isinstance(request, SimulatePreset):
+        return request.seconds()
+    updates, _ = simulated_updates(request)
+    return update_seconds(updates, request.features_for_time()) if updates and hasattr(request, "features_for_time") \
+        else 0.0
+
+
 def simulated_updates(request) -> tuple[int, str]:
     """The client updates a simulation or validation will compute, and the inputs that say so (0 when its length
     comes from a schedule file or a preset, which bound it themselves).
@@ -175,8 +188,11 @@ class DataSource:
                          because=f"n_samples={self.n_samples} × n_features={self.n_features}")
         updates, because = simulated_updates(self)
         if updates:
-            features = self.n_features if self.dataset in SYNTHETIC_SETS else 1000  # a file: assume a wide one
-            check_time(updates, features, because=because)
+            check_time(updates, self.features_for_time(), because=because)
+
+    def features_for_time(self) -> int:
+        """The features the time estimate assumes: a synthetic set's, else a wide file's 1 000."""
+        return self.n_features if self.dataset in SYNTHETIC_SETS else 1000
 
     def data(self, seed: int):
         """The :class:`~fedplan.planner.simulate.data.Dataset` of this source, split with ``seed``."""
@@ -456,6 +472,14 @@ class SimulatePreset(Request):
     seed: int = seed_field()
     optimum: bool = optimum_field(help="compute w* too (~5 s more) to report ||w - w*||^2")
     accountant: str = ledger_accountant_field()
+
+    def check(self) -> None:
+        super().check()
+        check_seconds(self.seconds(), because=f"preset {self.preset}" + (" with optimum" if self.optimum else ""))
+
+    def seconds(self) -> float:
+        """Measured here on w8a (loading, the run, its ledger), with margin: :data:`PRESET_SECONDS`."""
+        return PRESET_SECONDS[self.preset] + (OPTIMUM_SECONDS if self.optimum else 0.0)
 
     def run(self, *, progress=None) -> Report:
         result = run_preset(self.preset, dataset=self.dataset, seed=self.seed, accountant=self.accountant,

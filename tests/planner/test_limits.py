@@ -121,3 +121,19 @@ def test_a_schedule_of_too_many_distinct_segments_is_refused_and_the_time_budget
     # 300 PLD builds take seconds; the deadline is checked between segments, so the RDP answer comes soon after 0.5 s
     assert result.accountant == "rdp" and "time budget of 0.5 s" in result.fallback_reason
     assert elapsed < 3
+
+
+def test_presets_and_sweeps_are_checked_against_the_time_limit():
+    from fedplan.planner.simulate.sweep import parse_sweep
+    from fedplan.planner.tasks.simulate import PRESET_SECONDS, SimulatePreset
+
+    with limits.using(seconds=20), pytest.raises(limits.LimitError, match=r"^preset vandijk-dp, an estimated 50 s; the "
+                                                                          r"time limit is 20 s"):
+        SimulatePreset(preset="vandijk-dp")
+    assert SimulatePreset(preset="vandijk-dp-constant").seconds() == PRESET_SECONDS["vandijk-dp-constant"]
+    config = {"algorithm": "preset", "grid": {"preset": ["vandijk-dp-constant", "vandijk-dp-constant"]}, "seeds": 2}
+    with limits.using(seconds=59), pytest.raises(limits.LimitError, match=r"^sweep config: 2 cell\(s\) × 2 seed\(s\) "
+                                                                          r"of preset, an estimated 60 s"):
+        parse_sweep(config=config)
+    with limits.using(seconds=60):
+        assert len(parse_sweep(config=config).cells) == 2
