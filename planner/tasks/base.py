@@ -237,11 +237,9 @@ class Request(abc.ABC):
         fields = {item.name for item in dataclasses.fields(self)}
         if fields & set(_IDENTIFIER.findall(message)) or "(inputs: " in message:
             return error
-        given = [f"{item.name}={_shown_value(getattr(self, item.name))}" for item in dataclasses.fields(self)
-                 if option_of(item) is not None and option_of(item).cli and item.default is not MISSING
-                 and getattr(self, item.name) != item.default] + \
-                [f"{item.name}={_shown_value(getattr(self, item.name))}" for item in dataclasses.fields(self)
-                 if option_of(item) is not None and option_of(item).cli and item.default is MISSING]
+        defaults = {item.name: item.default for item in dataclasses.fields(self)}
+        given = [f"{name}={_shown_value(value)}" for name, value in self.inputs().items()
+                 if defaults[name] is MISSING or value != defaults[name]]
         return type(error)(f"{message} (inputs: {', '.join(given) if given else 'the defaults'})")
 
     def given(self, name: str) -> bool:
