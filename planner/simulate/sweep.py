@@ -7,11 +7,13 @@ row: the swept values, the seed, and the headline numbers of the
 :class:`~planner.simulate.records.SimulationResult` (final loss/accuracy, rounds, ε of the run's own ledger…).
 
 Runs execute in local processes (``concurrent.futures``, the default), in this process (``processes=1``), on a
-new local Dask cluster (``scheduler="local"``) or on a running one (``scheduler="tcp://HOST:PORT"``). Small runs
-travel in batches, and the calling process works too while helper processes start, so more processes are never
-slower than one (``benchmarks/sweep.py``). Rows arrive in completion order; the table is sorted by run number, and
-a run's numbers depend only on its options and seed, so every backend gives the same table (except
-``wall_time_s``).
+new local Dask cluster (``scheduler="local"``) or on a running one (``scheduler="tcp://HOST:PORT"``). Runs are
+grouped by data set (the seed and the request's data fields): a process works through one group at a time and
+builds its data set and client split once, shared by the group's runs. The calling process works too, helper
+processes start only when the work left is worth their start-up (the result says when fewer processes ran than
+were asked), and small runs travel in batches, so more processes are never slower than one
+(``benchmarks/sweep.py``). Rows arrive in completion order; the table is sorted by run number, and a run's numbers
+depend only on its options and seed, so every backend gives the same table (except ``wall_time_s``).
 
 Config (YAML or a mapping)::
 
@@ -41,19 +43,24 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
+import functools
+import importlib
 import itertools
 import json
 import math
 import multiprocessing
 import os
 import re
+import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import SimpleQueue
 
 import numpy as np
 
@@ -62,6 +69,7 @@ from fedplan.planner.extras import optional_import
 from fedplan.planner.limits import check_runs, check_seconds, parse_structured, read_text
 from fedplan.planner.tasks.base import Option, Request, options
 from fedplan.planner.tasks.simulate import (
+    ClientData,
     SimulateFedbuff,
     SimulateFedsgdDpc,
     SimulatePreset,
@@ -88,7 +96,7 @@ CONFIG_KEYS = ("algorithm", "description", "options", "grid", "random", "seeds")
 DISTRIBUTIONS = ("uniform", "log_uniform", "integers", "choice")
 #: Fields of a simulation request that a sweep sets itself.
 RESERVED = frozenset({"seed", "seeds", "validate"})
-#: Modules the local worker processes import once, before they are forked (data, models, the engines' base).
+#: Modules the helper processes import once, in the fork server they are forked from (data, models, the engines).
 PRELOAD = (__name__, "fedplan.planner.simulate.problem")
 #: How long a Dask client waits for the scheduler before the sweep reports it unreachable.
 CONNECT_TIMEOUT = "10s"
@@ -96,8 +104,29 @@ CONNECT_TIMEOUT = "10s"
 TASK_SECONDS = 0.2
 #: Batches queued per process, so that none waits for the next while another is being handed out.
 BATCHES_PER_PROCESS = 2
-#: Helper processes start only when the work left exceeds this many seconds (their start-up costs about 0.5 s).
-START_SECONDS = 1.0
+#: Seconds the first start of helper processes in a process takes: the fork server imports numpy, scipy and the
+#: engines (1.5 to 2 s of CPU measured here) ...
+START_COLD_SECONDS = 2.0
+#: ... and a later start, a fork of the running server (0.015 s measured here).
+START_WARM_SECONDS = 0.05
+#: Helpers start only when the work left, at the fastest pace measured in this process, exceeds this many times
+#: their start-up (they help once it is more than once).
+START_MARGIN = 1.5
+#: A helper needs a CPU core that other programs left idle at least this share of the time (measured while this
+#: process runs runs, over at least IDLE_WINDOW_SECONDS): on a busy machine more processes only share the same cores.
+IDLE_SHARE = 0.8
+IDLE_WINDOW_SECONDS = 0.1
+#: Data sets and client splits one process (or one Dask task) keeps at most for the runs of one group.
+SHARED_ENTRIES = 4
+#: The functions that build a run's data set and its split over clients, by the module whose requests call them.
+#: Importing this module routes them through the calling thread's :class:`_SharedData` (while a sweep's run
+#: executes; otherwise they build as before), so that the runs of a process share what equal arguments build.
+SHARED_BUILDERS = {"fedplan.planner.tasks.simulate": ("load_dataset", "make_problem"),
+                   "fedplan.planner.tasks.simulate_papers": ("load_dataset",),
+                   "fedplan.planner.simulate.presets": ("load_dataset", "make_problem")}
+#: Request fields that, with the seed, shape a run's data set and client split: runs that agree on them are
+#: handed out together, so that one process builds their data once (:class:`_Groups`).
+DATA_FIELDS = tuple(item.name for item in dataclasses.fields(ClientData))
 
 #: The algorithms a sweep can run: the request class of each. A new engine with a ``fedplan simulate <name>``
 #: request is one entry (the request needs a ``seed`` field; its report's values hold ``SimulationResult.to_dict``
@@ -402,9 +431,122 @@ def load_sweep(*, path: str | os.PathLike) -> Sweep:
     return parse_sweep(config=config)
 
 
-def execute_batch(runs: list[Run]) -> list[dict]:
-    """The rows of several runs, executed one after the other (one task of a pool or a Dask cluster)."""
-    return [execute(run) for run in runs]
+def execute_batch(runs: list[Run]) -> tuple[list[dict], dict[str, int]]:
+    """The rows of several runs, executed one after the other (one task of a helper process or a Dask cluster), and
+    what they built, by builder (see :class:`_SharedData`).
+
+    A helper process shares its data between all its batches (one cache for its life, which is one sweep); a Dask
+    task shares them between its own runs only (a running cluster keeps nothing after the task).
+    """
+    data = getattr(_ACTIVE, "data", None) or _SharedData()
+    before = data.built.copy()
+    with data.active(_data_key(runs[0]) if runs else None):
+        rows = [execute(run) for run in runs]
+    return rows, dict(data.built - before)
+
+
+class _SharedData:
+    """Data sets and client splits built once and shared by the runs of one process (or of one Dask task).
+
+    While it is active on a thread, a call of one of the :data:`SHARED_BUILDERS` with the arguments of an earlier
+    call (a data set argument by identity: the shared one the earlier call returned) returns the earlier result.
+    The builders are seeded, so a shared result equals a new one, and its arrays are made read-only, so a run that
+    would write into them fails instead of changing the data of the runs after it. Runs come grouped by data set
+    (:class:`_Groups`), and the results of a group are dropped when a run of another group starts, so a process holds
+    one data set at a time, as one run does (and at most :data:`SHARED_ENTRIES` results, the least recently used
+    dropped first). ``built`` counts the calls that built, by builder name.
+    """
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict = OrderedDict()
+        self.built: Counter = Counter()
+        self.group: tuple | None = None
+
+    def get(self, builder: Callable, args: tuple, kwargs: dict):
+        key = (builder, args, tuple(sorted(kwargs.items())))
+        try:
+            hash(key)
+        except TypeError:  # an unhashable argument (a list): built for this call alone
+            key = None
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        value = _read_only(builder(*args, **kwargs))
+        self.built[builder.__name__] += 1
+        if key is not None:
+            self.entries[key] = value
+            if len(self.entries) > SHARED_ENTRIES:
+                self.entries.popitem(last=False)
+        return value
+
+    @contextmanager
+    def active(self, group: tuple | None = None) -> Iterator[None]:
+        """The shared builders called on this thread go through this cache until the block ends (for runs of
+        ``group``, :func:`_data_key`: what another group's runs built is dropped first)."""
+        if group is not None and group != self.group:
+            self.entries.clear()
+            self.group = group
+        previous = getattr(_ACTIVE, "data", None)
+        _ACTIVE.data = self
+        try:
+            yield
+        finally:
+            _ACTIVE.data = previous
+
+
+#: The :class:`_SharedData` active on each thread (none: the builders build every time).
+_ACTIVE = threading.local()
+
+
+def _read_only(value):
+    """``value``, with every array it holds (in dataclass fields, tuples and lists, recursively) made read-only."""
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            _read_only(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for item in dataclasses.fields(value):
+            _read_only(getattr(value, item.name))
+    return value
+
+
+def _shared(builder: Callable) -> Callable:
+    """``builder``, going through the thread's active :class:`_SharedData` if there is one."""
+    @functools.wraps(builder)
+    def shared(*args, **kwargs):
+        data = getattr(_ACTIVE, "data", None)
+        return builder(*args, **kwargs) if data is None else data.get(builder, args, kwargs)
+
+    shared.shares_data = True
+    return shared
+
+
+def _share_builders() -> None:
+    """Route the :data:`SHARED_BUILDERS` through :func:`_shared` (once per process: on importing this module)."""
+    for module_name, names in SHARED_BUILDERS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            if not getattr(getattr(module, name), "shares_data", False):
+                setattr(module, name, _shared(getattr(module, name)))
+
+
+_share_builders()
+
+
+#: Modules this process's runs imported on first use (scikit-learn for a LIBSVM file, …), beyond the fork server's.
+_RUN_MODULES: set[str] = set()
+
+
+def _helper_starts(modules: list[str]) -> None:
+    """A helper process's initializer: it imports ``modules`` (:data:`_RUN_MODULES`) before it takes work, and all
+    its runs share one :class:`_SharedData`."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - importing ahead is an optimisation: a run imports what it needs anyway
+            continue
+    _ACTIVE.data = _SharedData()
 
 
 class _Pace:
@@ -416,18 +558,22 @@ class _Pace:
     """
 
     def __init__(self) -> None:
-        self.seconds, self.runs = 0.0, 0
+        self.seconds, self.runs, self.fastest = 0.0, 0, math.inf
 
-    def timed(self, run: Run) -> dict:
+    def timed(self, run: Run, data: _SharedData) -> dict:
+        """The row of ``run``, executed here with ``data`` shared."""
         start = time.perf_counter()
-        row = execute(run)
-        self.seconds += time.perf_counter() - start
-        self.runs += 1
+        with data.active(_data_key(run)):
+            row = execute(run)
+        seconds = time.perf_counter() - start
+        self.seconds, self.runs, self.fastest = self.seconds + seconds, self.runs + 1, min(self.fastest, seconds)
         return row
 
     def seconds_left(self, left: int) -> float:
-        """The time ``left`` more runs take at the pace so far."""
-        return left * self.seconds / max(self.runs, 1)
+        """The time ``left`` more runs take at least: at the pace of the fastest run so far (a run slowed down by
+        another program on a busy machine, or by a first call's set-up, does not make the work look longer; none
+        timed yet: 0)."""
+        return left * self.fastest if self.runs else 0.0
 
     def batch_size(self, left: int, processes: int) -> int:
         if not self.runs:
@@ -437,68 +583,209 @@ class _Pace:
         return max(1, min(share, round(TASK_SECONDS / per_run)))
 
 
-def _take(queue: deque, size: int) -> list[Run]:
-    return [queue.popleft() for _ in range(min(size, len(queue)))]
+def _data_key(run: Run) -> tuple:
+    """What a run's data set and client split depend on: its seed and the request's :data:`DATA_FIELDS`."""
+    return (run.seed, *(getattr(run.request, name, None) for name in DATA_FIELDS))
 
 
-def _inline_rows(runs: list[Run]) -> Iterator[dict]:
-    for run in runs:
-        yield execute(run)
+class _Groups:
+    """The runs not yet handed out, grouped by data set (:func:`_data_key`), in the order of their first run.
 
-
-def _start_helpers(runs: list[Run], helpers: int) -> tuple[ProcessPoolExecutor, Future]:
-    """A pool of ``helpers`` processes and a future that is done once one of them has run a (empty) batch.
-
-    Starting the pool happens on a thread: the first start of the fork server imports numpy, scipy and the
-    engines (about half a second), and this process keeps running runs meanwhile.
+    A taker (this process, a helper, a cluster) works through one group at a time: its own, from the front, until it
+    is empty, then a group no one has started, and once every group is started, the back of the largest one left.
+    So a data set is built by one process, and by a second only when the two share its last runs.
     """
-    # forkserver: safe when the caller has threads (a Dask client, a web app); the server imports the engines
-    # once, so the helpers of later sweeps in this process start without importing them again.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(sorted({*PRELOAD, *(type(run.request).__module__ for run in runs)}))
-    pool = ProcessPoolExecutor(max_workers=helpers, mp_context=context)
-    started: Future = Future()
 
-    def start() -> None:
-        try:
-            pool.submit(execute_batch, []).result()
-            started.set_result(True)
-        except BaseException as error:  # noqa: BLE001 - handed to the sweep's thread, which raises it
-            started.set_exception(error)
+    def __init__(self, runs: list[Run]) -> None:
+        self.left: dict[tuple, deque[Run]] = {}
+        for run in runs:
+            self.left.setdefault(_data_key(run), deque()).append(run)
+        self.fresh = deque(self.left)  # groups no one has started, in order
+        self.current: dict = {}  # taker → (its group, whether it takes from the back)
+        self.size = len(runs)
 
-    threading.Thread(target=start, name="fedplan-sweep-start", daemon=True).start()
-    return pool, started
+    def __len__(self) -> int:
+        return self.size
+
+    def take(self, taker, count: int) -> list[Run]:
+        """Up to ``count`` runs of one group for ``taker`` (any hashable name); at least one while any are left."""
+        key, from_back = self.current.get(taker, (None, False))
+        if key not in self.left:
+            from_back = not self.fresh
+            key = max(self.left, key=lambda name: len(self.left[name])) if from_back else self.fresh.popleft()
+            self.current[taker] = key, from_back
+        queue = self.left[key]
+        runs = [queue.pop() if from_back else queue.popleft() for _ in range(min(count, len(queue)))]
+        if not queue:
+            del self.left[key]
+        self.size -= len(runs)
+        return runs
 
 
-def _process_rows(runs: list[Run], processes: int) -> Iterator[dict]:
-    """Rows from this process and, when the work left is worth it, ``processes - 1`` helper processes.
+class _Helpers:
+    """Helper processes, started on a thread while this process runs runs, handed over as they come up.
 
-    This process runs runs itself from the start. Helpers are started only once the work left, at the pace
-    measured here, exceeds ``START_SECONDS`` (a short sweep never pays their start-up); they take batches from
-    the same queue as soon as they are up, while this process goes on. So more processes are never slower than
-    one by more than the start-up's share of a core (``benchmarks/sweep.py`` measures it).
+    Each is a pool of one process, so that the runs of a group go to the process that holds its data set. The first
+    start in a process also starts the fork server, which imports numpy, scipy and the engines once (about
+    :data:`START_COLD_SECONDS`); later helpers are forks of it (about :data:`START_WARM_SECONDS`). A helper is handed
+    over once it has imported what this process's runs imported on first use (``imports``).
     """
-    queue, pace, pending = deque(runs), _Pace(), set()
-    pool = started = None
+
+    def __init__(self, count: int, modules: list[str], imports: list[str]) -> None:
+        self.count = count
+        self.ready: SimpleQueue = SimpleQueue()  # started pools, or the error that stopped the start
+        self.lock, self.closed = threading.Lock(), False
+        # not a daemon: a start still under way when the sweep ends finishes (and shuts its helper down) before this
+        # process exits, instead of leaving the fork server a child whose parent is gone
+        threading.Thread(target=self._start, args=(count, modules, imports), name="fedplan-sweep-start").start()
+
+    def _start(self, count: int, modules: list[str], imports: list[str]) -> None:
+        global _fork_server_up
+        # forkserver: safe when the caller has threads (a Dask client, a web app, this class's own thread)
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(modules)
+        for _ in range(count):
+            pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_helper_starts,
+                                       initargs=(imports,))
+            try:
+                pool.submit(execute_batch, []).result()
+            except BaseException as error:  # noqa: BLE001 - handed to the sweep's thread, which raises it
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.ready.put(error)
+                return
+            _fork_server_up = True
+            with self.lock:
+                if self.closed:
+                    pool.shutdown(wait=False)
+                    return
+                self.ready.put(pool)
+
+    def started(self) -> list[ProcessPoolExecutor]:
+        """The helpers that came up since the last call (raises the error of a failed start)."""
+        pools = []
+        while not self.ready.empty():
+            item = self.ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            pools.append(item)
+        return pools
+
+    def close(self) -> None:
+        """Shut down helpers not handed over yet; those still starting shut themselves down."""
+        with self.lock:
+            self.closed = True
+        while not self.ready.empty():
+            item = self.ready.get()
+            if isinstance(item, ProcessPoolExecutor):
+                item.shutdown(wait=False, cancel_futures=True)
+
+
+#: Whether this process has started helpers before (its fork server is up, so a start is a fork).
+_fork_server_up = False
+
+
+def _start_seconds() -> float:
+    return START_WARM_SECONDS if _fork_server_up else START_COLD_SECONDS
+
+
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(idle, all) time of the machine's CPUs since boot, in jiffies (Linux ``/proc/stat``), or None elsewhere."""
     try:
-        while queue or pending:
-            if pool is None and pace.runs and pace.seconds_left(len(queue)) > START_SECONDS:
-                pool, started = _start_helpers(runs, processes - 1)
-            if started is not None and started.done():
-                started.result()  # raises if the helpers could not start
-                while queue and len(pending) < BATCHES_PER_PROCESS * (processes - 1):
-                    pending.add(pool.submit(execute_batch, _take(queue, pace.batch_size(len(queue), processes))))
-            finished = {future for future in pending if future.done()}
-            pending -= finished
-            for future in finished:
-                yield from future.result()
-            if queue:
-                yield pace.timed(queue.popleft())
-            elif pending:
-                wait(pending, return_when=FIRST_COMPLETED)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        with open("/proc/stat") as handle:
+            user, nice, system, idle, iowait, irq, softirq, steal = map(int, handle.readline().split()[1:9])
+    except (OSError, ValueError):
+        return None
+    return idle + iowait, user + nice + system + idle + iowait + irq + softirq + steal
+
+
+class _IdleCores:
+    """The CPU cores other programs (and this process) leave idle, measured from the sweep's start."""
+
+    def __init__(self) -> None:
+        self.cores, self.since, self.start = _default_processes(), time.perf_counter(), _cpu_jiffies()
+
+    def now(self) -> float | None:
+        """Idle cores since the start; None until IDLE_WINDOW_SECONDS have passed (or if ``/proc/stat`` went
+        away); every core where it cannot be measured."""
+        if self.start is None:
+            return float(self.cores)
+        now = _cpu_jiffies()
+        if now is None or time.perf_counter() - self.since < IDLE_WINDOW_SECONDS:
+            return None
+        idle, total = (later - then for later, then in zip(now, self.start, strict=True))
+        return self.cores * idle / total if total else None
+
+
+class _Local:
+    """Runs in this process and, when the work left is worth their start-up, in up to ``processes - 1`` helpers.
+
+    This process runs runs itself from the start. Helpers are started once the work left, at the pace measured here,
+    exceeds :data:`START_MARGIN` times their start-up, one per core left idle while this process runs (see
+    :data:`IDLE_SHARE`): a short sweep or a busy machine never pays their start-up, and :attr:`note` says so. Each
+    helper then takes batches of one group at a time (:class:`_Groups`) while this process goes on with its own. So
+    more processes are never slower than fewer (``benchmarks/sweep.py`` measures it), and each process builds a data
+    set once.
+    """
+
+    def __init__(self, runs: list[Run], processes: int) -> None:
+        self.runs, self.processes = runs, processes
+        self.built: Counter = Counter()
+        self.used, self.note = 1, ""
+
+    def rows(self) -> Iterator[dict]:
+        groups, pace, data, cores, known = _Groups(self.runs), _Pace(), _SharedData(), _IdleCores(), set(sys.modules)
+        helpers, idle = None, None  # idle: the idle cores measured when the work left was found worth helpers
+        pools, used, pending, busy = [], set(), {}, Counter()  # pending: future → its pool; busy: pool → its batches
+        try:
+            while groups or pending:
+                if idle is None and self.processes > 1 \
+                        and pace.seconds_left(len(groups)) > START_MARGIN * _start_seconds():
+                    idle = cores.now()
+                    wanted = 0 if idle is None else min(self.processes - 1, int(idle / IDLE_SHARE))
+                    if wanted:
+                        _RUN_MODULES.update(set(sys.modules) - known)
+                        helpers = _Helpers(wanted, sorted({*PRELOAD, *(type(run.request).__module__
+                                                                      for run in self.runs)}), sorted(_RUN_MODULES))
+                if helpers is not None:
+                    pools += helpers.started()
+                for pool in pools:
+                    while groups and busy[pool] < BATCHES_PER_PROCESS:
+                        batch = groups.take(pool, pace.batch_size(len(groups), self.processes))
+                        pending[pool.submit(execute_batch, batch)] = pool
+                        busy[pool] += 1
+                for future in [future for future in pending if future.done()]:
+                    pool = pending.pop(future)
+                    busy[pool] -= 1
+                    rows, built = future.result()
+                    self.built.update(built)
+                    used.add(pool)
+                    yield from rows
+                if groups:
+                    yield pace.timed(groups.take(self, 1)[0], data)
+                elif pending:
+                    wait(pending, return_when=FIRST_COMPLETED)
+        finally:
+            self.built.update(data.built)
+            self.used = 1 + len(used)
+            if helpers is not None:
+                helpers.close()
+            for pool in pools:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self.note = self._note(pace, idle, 0 if helpers is None else helpers.count)
+
+    def _note(self, pace: _Pace, idle: float | None, started: int) -> str:
+        """Why fewer processes ran runs than were asked ("" if none)."""
+        if self.used == self.processes:
+            return ""
+        ran = "this process alone" if self.used == 1 else f"{self.used} of {self.processes} processes"
+        if idle is None:
+            return (f"ran in {ran}: its {len(self.runs)} runs take at least {pace.seconds_left(len(self.runs)):.2f} s "
+                    f"(at {pace.fastest * 1e3:.3g} ms, its fastest), less than {START_MARGIN:g} × the "
+                    f"{_start_seconds():g} s helper processes take to start")
+        if started < self.processes - 1:
+            return (f"ran in {ran}: other programs left {idle:.1f} of the machine's {_default_processes()} cores idle, "
+                    "and more processes only share the same cores")
+        return f"ran in {ran}: the others were not up before the last run was handed out"
 
 
 def _dask_client(scheduler: str, processes: int | None):
@@ -515,35 +802,43 @@ def _dask_client(scheduler: str, processes: int | None):
         raise ValueError(f"cannot reach the Dask scheduler {scheduler!r}: {' '.join(str(error).split())}") from None
 
 
-def _dask_rows(runs: list[Run], client, cluster) -> Iterator[dict]:
-    """Rows from a Dask cluster: the first run here (it times a run), the rest in batches (see :class:`_Pace`)."""
-    distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
-    try:
-        queue, pace = deque(runs), _Pace()
-        yield pace.timed(queue.popleft())
-        workers = max(1, len(client.scheduler_info()["workers"]))
-        batches = []
-        while queue:
-            batches.append(_take(queue, pace.batch_size(len(queue), workers)))
-        for future in distributed.as_completed(client.map(execute_batch, batches, pure=False)):
-            yield from future.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+class _Dask:
+    """Runs on a Dask cluster: the first here (it times a run), the rest in batches (see :class:`_Pace`) of one data
+    set each (:class:`_Groups`), so a batch builds its data set once."""
+
+    def __init__(self, runs: list[Run], scheduler: str, processes: int | None) -> None:
+        self.runs = runs
+        self.client, self.cluster = _dask_client(scheduler, processes)  # connects now: errors before any run
+        self.built: Counter = Counter()
+        self.used, self.note = None, ""
+
+    def rows(self) -> Iterator[dict]:
+        distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
+        data = _SharedData()
+        try:
+            groups, pace = _Groups(self.runs), _Pace()
+            yield pace.timed(groups.take(self, 1)[0], data)
+            workers = max(1, len(self.client.scheduler_info()["workers"]))
+            batches = []
+            while groups:
+                batches.append(groups.take(self, pace.batch_size(len(groups), workers)))
+            for future in distributed.as_completed(self.client.map(execute_batch, batches, pure=False)):
+                rows, built = future.result()
+                self.built.update(built)
+                yield from rows
+        finally:
+            self.built.update(data.built)
+            self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
 
 
 def _default_processes() -> int:
     return os.cpu_count() or 1
 
 
-def iter_rows(*, sweep: Sweep, processes: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
-    """The rows of ``sweep`` in completion order.
-
-    ``scheduler`` is the address of a Dask scheduler (e.g. ``"tcp://10.0.0.5:8786"``; its workers need fedplan
-    installed), or ``"local"`` for a new ``distributed.LocalCluster`` of ``processes`` workers; otherwise
-    ``processes`` local processes (default: the CPU count), or this process alone if 1.
-    """
+def _execution(sweep: Sweep, processes: int | None, scheduler: str | None) -> _Local | _Dask:
+    """The backend that runs ``sweep`` (see :func:`iter_rows`), its arguments checked (and a cluster reached)."""
     runs = sweep.runs()
     if processes is not None:
         processes = check_int("processes", processes, low=1)
@@ -553,9 +848,18 @@ def iter_rows(*, sweep: Sweep, processes: int | None = None, scheduler: str | No
         if processes is not None and scheduler != "local":
             raise ValueError("processes is for local runs (or scheduler='local'); a running Dask cluster has its "
                              "own workers")
-        return _dask_rows(runs, *_dask_client(scheduler, processes))  # connects now: errors before any run
-    processes = min(processes or _default_processes(), len(runs))
-    return _inline_rows(runs) if processes == 1 else _process_rows(runs, processes)
+        return _Dask(runs, scheduler, processes)
+    return _Local(runs, min(processes or _default_processes(), len(runs)))
+
+
+def iter_rows(*, sweep: Sweep, processes: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
+    """The rows of ``sweep`` in completion order.
+
+    ``scheduler`` is the address of a Dask scheduler (e.g. ``"tcp://10.0.0.5:8786"``; its workers need fedplan
+    installed), or ``"local"`` for a new ``distributed.LocalCluster`` of ``processes`` workers; otherwise
+    ``processes`` local processes (default: the CPU count), or this process alone if 1.
+    """
+    return _execution(sweep, processes, scheduler).rows()
 
 
 def _backend(processes: int | None, scheduler: str | None) -> str:
@@ -569,12 +873,17 @@ def _backend(processes: int | None, scheduler: str | None) -> str:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """The sorted table of a sweep and how it ran."""
+    """The sorted table of a sweep and how it ran: the backend asked for, the local processes that ran runs (None on
+    Dask), what the runs built (by builder: ``load_dataset``, ``make_problem``) and a note when fewer processes ran
+    than were asked."""
 
     sweep: Sweep
     rows: tuple[dict, ...]
     backend: str
     wall_time_s: float
+    processes_used: int | None = None
+    built: dict = field(default_factory=dict)
+    note: str = ""
 
     def cell_summaries(self) -> list[dict]:
         """Per cell: the swept values, mean final loss/accuracy over seeds, the largest ε, diverged seeds."""
@@ -595,7 +904,11 @@ class SweepResult:
         diverged = sum(bool(row["diverged"]) for row in self.rows)
         statement = (f"{len(self.rows)} runs of {sweep.algorithm} ({len(sweep.cells)} {sweep.mode} cells × "
                      f"{len(sweep.seeds)} seeds) on {self.backend} in {self.wall_time_s:.2f} s; {diverged} diverged. "
-                     "Each run's epsilon is its own ledger at its delta (as fedplan simulate states it); "
+                     + (f"It {self.note}. " if self.note else "")
+                     + ("Each process built a data set once and shared it with its runs ("
+                        + ", ".join(f"{name} {count}×" for name, count in sorted(self.built.items())) + "). "
+                        if self.built else "")
+                     + "Each run's epsilon is its own ledger at its delta (as fedplan simulate states it); "
                      "per cell the largest epsilon over the seeds is reported.")
         if sweep.renamed:
             statement += (" Old option names in the config: "
@@ -603,8 +916,8 @@ class SweepResult:
                           + "; they go in fedplan 0.3.")
         return {"algorithm": sweep.algorithm, "mode": sweep.mode, "runs": len(self.rows), "cells": len(sweep.cells),
                 "seeds": list(sweep.seeds), "parameters": list(sweep.parameters), "options": sweep.options,
-                "backend": self.backend, "wall_time_s": self.wall_time_s, "diverged": diverged, "best": best,
-                "statement": statement}
+                "backend": self.backend, "processes_used": self.processes_used, "wall_time_s": self.wall_time_s,
+                "built": dict(self.built), "diverged": diverged, "best": best, "statement": statement}
 
 
 def _mean(values) -> float | None:
@@ -626,18 +939,18 @@ def run_sweep(*, sweep: Sweep, processes: int | None = None, scheduler: str | No
     ``progress(done, total)`` is called after each run, ``on_row(row)`` with each row as it completes.
     """
     start = time.perf_counter()
-    rows, pending = [], iter_rows(sweep=sweep, processes=processes, scheduler=scheduler)  # checks its arguments
+    rows, execution = [], _execution(sweep, processes, scheduler)  # checks its arguments
     if progress is not None:
         progress(0, sweep.size)
-    for row in pending:
+    for row in execution.rows():
         rows.append(row)
         if on_row is not None:
             on_row(row)
         if progress is not None:
             progress(len(rows), sweep.size)
     return SweepResult(sweep=sweep, rows=tuple(sorted(rows, key=lambda row: row["run"])),
-                       backend=_backend(processes, scheduler),
-                       wall_time_s=time.perf_counter() - start)
+                       backend=_backend(processes, scheduler), wall_time_s=time.perf_counter() - start,
+                       processes_used=execution.used, built=dict(execution.built), note=execution.note)
 
 
 def _csv_value(value):

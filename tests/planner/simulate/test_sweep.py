@@ -4,6 +4,8 @@ runs, backends agree."""
 import csv
 import json
 import math
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 
 from fedplan.planner import limits
 from fedplan.planner.cli import main
+from fedplan.planner.simulate import data as data_module
 from fedplan.planner.simulate import sweep as sweeps
 from fedplan.planner.simulate.sweep import RUNNERS, load_sweep, parse_sweep, run_sweep, write_table
 from fedplan.planner.tasks.base import Report
@@ -204,6 +207,46 @@ def test_a_new_runner_is_one_registry_entry(monkeypatch):
     assert [row["algorithm"] for row in result.rows] == ["custom"] * 4 and result.rows[0]["rounds"] == 100
 
 
+@contextmanager
+def helpers_joining():
+    """Within the block, helper processes start after this process's first run however short the work and busy the
+    machine, and its second run waits until a helper is up (from a cold fork server that takes seconds), so that
+    helpers take part in even a small sweep. A helper's runs are not held up: it imports this module anew."""
+    execute, runs = sweeps.execute, []
+
+    def second_waits(run):
+        runs.append(run)
+        give_up = time.monotonic() + 60
+        while len(runs) == 2 and not sweeps._fork_server_up and time.monotonic() < give_up:  # set by a helper's start
+            time.sleep(0.01)
+        return execute(run)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sweeps, "START_COLD_SECONDS", 0.0)
+        patch.setattr(sweeps, "START_WARM_SECONDS", 0.0)
+        patch.setattr(sweeps._IdleCores, "now", lambda self: float(self.cores))
+        patch.setattr(sweeps, "_fork_server_up", False)
+        patch.setattr(sweeps, "execute", second_waits)
+        yield
+
+
+def unshared_rows(sweep):
+    """The sweep's rows, every run building its own data (outside a sweep nothing is shared)."""
+    return without_wall_time(sweeps.execute(run) for run in sweep.runs())
+
+
+def test_a_run_failing_in_a_helper_process_fails_the_sweep_with_its_name(tmp_path):
+    broken = tmp_path / "broken.libsvm"
+    broken.write_text("1 1:0.5\nnot a label\n")
+    # this process works through the 20 runs on synthetic data (2 000 rounds: still at it when the helper's first run,
+    # which imports scikit-learn to read the file, fails), the helper takes the other data set's group
+    sweep = tiny_sweep(grid={"dataset": ["synthetic", str(broken)], "server_lr": [float(lr) for lr in range(1, 21)]},
+                       seeds=[5], options={**TINY, "rounds": 2000, "eval_every": 2000})
+    with helpers_joining(), pytest.raises(ValueError, match=r"^run 20 \(dataset='.*broken.libsvm', server_lr=1.0, "
+                                                            r"seed 5\): .*broken.libsvm.*line 2"):
+        run_sweep(sweep=sweep, processes=2)
+
+
 def test_processes_and_a_dask_local_cluster_give_the_inline_table_for_100_runs():
     from distributed import LocalCluster
 
@@ -211,19 +254,102 @@ def test_processes_and_a_dask_local_cluster_give_the_inline_table_for_100_runs()
     assert sweep.size == 100
     inline = run_sweep(sweep=sweep, processes=1)
     seen, progress = [], []
-    processes = run_sweep(sweep=sweep, processes=2, on_row=seen.append,
-                          progress=lambda done, total: progress.append((done, total)))
+    with helpers_joining():
+        processes = run_sweep(sweep=sweep, processes=2, on_row=seen.append,
+                              progress=lambda done, total: progress.append((done, total)))
+    assert processes.processes_used == 2 and processes.note == ""
     assert progress[0] == (0, 100) and progress[-1] == (100, 100) and len(progress) == 101
     assert sorted(row["run"] for row in seen) == list(range(100))
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         cluster_result = run_sweep(sweep=sweep, scheduler=cluster.scheduler_address)
     local_cluster = run_sweep(sweep=sweep, scheduler="local", processes=2)
     assert [row["run"] for row in cluster_result.rows] == list(range(100))
+    assert without_wall_time(inline.rows) == unshared_rows(sweep)
     for other in (cluster_result, processes, local_cluster):
         assert without_wall_time(other.rows) == without_wall_time(inline.rows)
     assert cluster_result.backend.startswith("Dask at inproc://") and processes.backend == "2 processes"
     assert local_cluster.backend == "Dask LocalCluster of 2 processes"
     assert len({row["final_loss"] for row in inline.rows}) == 100
+    # 5 data sets (one per seed): built once in this process, once or twice with a helper (which may share the
+    # last runs of one), once per batch on Dask
+    assert inline.built == {"load_dataset": 5, "make_problem": 5}
+    assert 5 <= processes.built["load_dataset"] <= 6 and processes.built["make_problem"] == processes.built[
+        "load_dataset"]
+    assert local_cluster.built["load_dataset"] >= 5
+
+
+def test_a_data_set_is_built_once_per_process_that_runs_it(monkeypatch):
+    builds = []
+    draw = data_module.synthetic_logistic
+    monkeypatch.setattr(data_module, "synthetic_logistic", lambda *args, **kwargs: builds.append(args) or draw(
+        *args, **kwargs))
+    sweep = tiny_sweep(grid={"noise_multiplier": [0.5, 1, 2, 4], "server_lr": [0.5, 1, 2, 3, 4]}, seeds=[3])
+    inline = run_sweep(sweep=sweep, processes=1)
+    assert len(builds) == 1 and inline.built == {"load_dataset": 1, "make_problem": 1}  # 20 runs, one data set
+    assert without_wall_time(inline.rows) == unshared_rows(sweep) and len(builds) == 21
+    with helpers_joining():
+        two = run_sweep(sweep=sweep, processes=2)  # the helper's builds are counted there and reported back
+    assert two.processes_used == 2 and two.built == {"load_dataset": 2, "make_problem": 2}
+    assert without_wall_time(two.rows) == without_wall_time(inline.rows)
+    assert "Each process built a data set once and shared it with its runs (load_dataset 2×, make_problem 2×)" \
+        in two.to_dict()["statement"]
+
+
+def test_runs_are_handed_out_by_data_set_one_group_per_process_until_the_last_runs():
+    runs = tiny_sweep(grid={"server_lr": [1, 2, 3, 4]}, seeds=3).runs()  # cell-major: seeds 0, 1, 2, 0, 1, 2, ...
+    groups = sweeps._Groups(runs)
+    assert len(groups) == 12
+
+    def taken(taker, count):
+        return [(run.seed, run.cell) for run in groups.take(taker, count)]
+
+    assert taken("here", 1) == [(0, 0)]  # a group for each taker, in order of first run, from its front
+    assert taken("helper", 2) == [(1, 0), (1, 1)]
+    assert taken("here", 5) == [(0, 1), (0, 2), (0, 3)]  # never more than one group at a time
+    assert taken("here", 1) == [(2, 0)]
+    assert taken("helper", 1) == [(1, 2)]
+    assert taken("other", 2) == [(2, 3), (2, 2)]  # every group started: the back of the largest one left
+    assert taken("helper", 9) == [(1, 3)] and taken("helper", 9) == [(2, 1)] and len(groups) == 0
+
+
+def test_shared_data_are_one_read_only_object_per_arguments():
+    shared = sweeps._SharedData()
+    with shared.active(group=(2,)):
+        first = SimulateFedbuff(**TINY, seed=2).problem(2)
+        again = SimulateFedbuff(**TINY, noise_multiplier=3.0, seed=2).problem(2)
+        other = SimulateFedbuff(**TINY, seed=1).problem(1)
+    assert again is first and other is not first and shared.built == {"load_dataset": 2, "make_problem": 2}
+    assert not first.dataset.X_train.flags.writeable and not first.dataset.y_test.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first.dataset.X_train[0, 0] = 1.0  # a run that writes into shared data fails instead of changing the next's
+    fresh = SimulateFedbuff(**TINY, seed=2).problem(2)  # no sharing outside a sweep
+    assert fresh is not first and fresh.dataset.X_train.flags.writeable
+    np.testing.assert_array_equal(fresh.clients[3].X, first.clients[3].X)
+    unhashable = sweeps._shared(lambda *, sizes: object())  # an unhashable argument: built every time
+    with shared.active():
+        assert unhashable(sizes=[1]) is not unhashable(sizes=[1])
+    with shared.active(group=(2,)):  # the same group's next runs
+        assert SimulateFedbuff(**TINY, seed=2).problem(2) is first
+    with shared.active(group=(1,)):  # the runs of another group: the process holds its data alone
+        assert not shared.entries and SimulateFedbuff(**TINY, seed=2).problem(2) is not first
+
+
+def test_a_sweep_shorter_than_starting_a_helper_or_on_a_busy_machine_runs_here_and_says_so(monkeypatch):
+    sweep = tiny_sweep(grid={"server_lr": [1, 2]}, seeds=2)
+    monkeypatch.setattr(sweeps, "_fork_server_up", False)  # as in a new process
+    result = run_sweep(sweep=sweep, processes=2)
+    assert (result.backend, result.processes_used) == ("2 processes", 1)
+    assert result.note.startswith("ran in this process alone: its 4 runs take at least ")
+    assert "less than 1.5 × the 2 s helper processes take to start" in result.note
+    assert f"It {result.note}." in result.to_dict()["statement"]
+    monkeypatch.setattr(sweeps, "_fork_server_up", True)  # a later sweep: a helper is a fork of the running server
+    assert "less than 1.5 × the 0.05 s helper" in run_sweep(sweep=sweep, processes=2).note
+    monkeypatch.setattr(sweeps, "START_WARM_SECONDS", 0.0)
+    monkeypatch.setattr(sweeps._IdleCores, "now", lambda self: 0.7)
+    busy = run_sweep(sweep=sweep, processes=2)
+    assert busy.processes_used == 1 and busy.note.startswith("ran in this process alone: other programs left 0.7 of "
+                                                             "the machine's")
+    assert run_sweep(sweep=sweep, processes=1).note == ""
 
 
 def test_small_runs_travel_in_batches_that_leave_every_process_work():
@@ -305,8 +431,13 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
     ("dpscd-dpsgd", {"preset": "ridge", "epochs": 1, "dpsgd_epochs": 1}, "dpsgd"),
 ])
 def test_the_other_engines_run_as_registered_and_match_fedplan_simulate(capsys, algorithm, options, nested):
-    result = run_sweep(sweep=parse_sweep(config={"algorithm": algorithm, "options": options, "seeds": [0, 1]}),
-                       processes=1)
+    # two equal cells: the second cell's runs use the data its first built, and give the rows a new build gives
+    name, value = next(iter(options.items()))
+    config = {"algorithm": algorithm, "options": {key: item for key, item in options.items() if key != name},
+              "grid": {name: [value, value]}, "seeds": [0, 1]}
+    result = run_sweep(sweep=parse_sweep(config=config), processes=1)
+    assert [{**row, "run": 0, "cell": 0} for row in without_wall_time(result.rows[:2])] == \
+        [{**row, "run": 0, "cell": 0} for row in without_wall_time(result.rows[2:])]
     row = result.rows[1]
     argv = [*RUNNERS[algorithm].command, "--json", "--seed", "1"]
     for name, value in options.items():
