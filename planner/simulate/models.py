@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit, logsumexp
 
 from fedplan.bounds.validation import check_choice, check_real
@@ -120,41 +121,46 @@ class Model:
         """Clipped sums of many batches: rows ``starts[j]:starts[j+1]`` form batch j.
 
         ``models`` is one model (dim,) shared by every batch, or a stack (V, dim) with ``batch_model[j]``
-        naming the model of batch j (batches that read different model versions, computed together).
-        ``starts`` has one more entry than there are batches (its last entry is ``len(X)``); empty batches
-        give zero rows. Shape (batches, dim). This is the engine's vectorised hot path.
+        naming the row of batch j's model (batches that read different model versions, computed together).
+        The stack is only read, never copied per row: consecutive rows that share a model form a group,
+        whose scores are one matrix product with that model and whose ρw terms are one outer product
+        (so batches ordered by model need one of each per model); the data terms of all sums are one
+        sparse-times-dense product, batches × rows, whose entries are the clipped residuals. ``starts``
+        has one more entry than there are batches (its last entry is ``len(X)``); empty batches give zero
+        rows. Shape (batches, dim). This is the engines' vectorised hot path.
         """
-        batches = len(starts) - 1
-        out = np.zeros((batches, self.dim))
-        if X.shape[0] == 0:
-            return out
-        counts = np.diff(starts)
+        batches, n = len(starts) - 1, X.shape[0]
+        if n == 0:
+            return np.zeros((batches, self.dim))
         if models.ndim == 1:
-            Z = self.scores(X, models)
-            w_sq = float(models @ models)
-            batch_w = models[None, :]
-        else:
-            row_model = np.repeat(batch_model, counts)
-            W_rows = models[row_model]
-            if self.k == 1:
-                Z = np.einsum("ij,ij->i", X, W_rows)[:, None]
-            else:
-                Z = np.einsum("ij,ikj->ik", X, W_rows.reshape(-1, self.k, self.n_features))
-            w_sq = np.einsum("ij,ij->i", models, models)[row_model]
-            batch_w = models[batch_model]
+            models, batch_model = models[None, :], np.zeros(batches, dtype=np.intp)
+        counts = starts[1:] - starts[:-1]
+        row_model = batch_model.repeat(counts)
+        bounds = np.concatenate(([0], (row_model[1:] != row_model[:-1]).nonzero()[0] + 1, [n]))
+        groups = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), row_model[bounds[:-1]].tolist(), strict=True))
+        Z = np.empty((n, self.k))
+        group_sq = []
+        for lo, hi, model in groups:
+            w = models[model]
+            np.matmul(X[lo:hi], w.reshape(self.k, self.n_features).T, out=Z[lo:hi])
+            group_sq.append(w @ w)
         R = self.residuals(Z, y)
-        c = np.ones(X.shape[0]) if clip is None else self.clip_factors(X, Z, R, w_sq, clip, row_sq_norms)
-        weighted = c[:, None] * R
-        nonempty = np.flatnonzero(counts > 0)
-        if self.k == 1:
-            rows = weighted[:, 0, None] * X
+        if clip is None:
+            c = np.ones(n)
         else:
-            rows = (weighted[:, :, None] * X[:, None, :]).reshape(X.shape[0], self.dim)
-        out[nonempty] = np.add.reduceat(rows, starts[nonempty], axis=0)
+            c = self.clip_factors(X, Z, R, np.array(group_sq).repeat(bounds[1:] - bounds[:-1]), clip, row_sq_norms)
+        weighted, columns = c[:, None] * R, np.arange(n)
+        parts = [sparse.csr_array((weighted[:, label], columns, starts), shape=(batches, n)) @ X
+                 for label in range(self.k)]
+        out = parts[0] if self.k == 1 else np.stack(parts, axis=1).reshape(batches, self.dim)
         if self.rho:
-            clipped_counts = np.zeros(batches)
-            clipped_counts[nonempty] = np.add.reduceat(c, starts[nonempty])
-            out += self.rho * clipped_counts[:, None] * batch_w
+            nonempty = counts.nonzero()[0]
+            coefficients = np.zeros(batches)
+            coefficients[nonempty] = self.rho * np.add.reduceat(c, starts[nonempty])
+            first = (np.searchsorted(starts, bounds[:-1], side="right") - 1).tolist()
+            stop = np.searchsorted(starts, bounds[1:] - 1, side="right").tolist()
+            for (_, _, model), lo, hi in zip(groups, first, stop, strict=True):  # the batches of each group
+                out[lo:hi] += coefficients[lo:hi, None] * models[model]
         return out
 
     # ------------------------------------------------------------------ constants of the problem

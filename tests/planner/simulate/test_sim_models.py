@@ -46,20 +46,35 @@ def test_clipped_sum_equals_materialised_clipping(kind):
     np.testing.assert_allclose(model.clipped_gradient_sum(X, y, w, clip=None), grads.sum(axis=0), rtol=1e-10)
 
 
-@pytest.mark.parametrize("kind", ["logistic", "softmax"])
-def test_batched_multi_version_sums_match_a_loop(kind):
+def _clipped_reference(model, X, y, w, clip):
+    """Σ_j clip(g_j) from materialised per-example gradients, one row at a time."""
+    total = np.zeros(model.dim)
+    for row in range(X.shape[0]):
+        g = model.per_example_gradients(X[row:row + 1], y[row:row + 1], w)[0]
+        total += g if clip is None else g * min(1.0, clip / np.linalg.norm(g))
+    return total
+
+
+@pytest.mark.parametrize("kind", ["logistic", "softmax", "ridge"])
+@pytest.mark.parametrize("clip", [0.7, None])
+@pytest.mark.parametrize("batch_model", [
+    [2, 0, 1, 2, 0],  # no order: models 0 and 2 in two places each
+    [0, 0, 1, 1, 2],  # ordered by model: one group per model, the one-row batch 3 ends a group
+    [1, 2, 1, 1, 0],  # batch 1 (empty) reads another model between two batches of model 1 (one group of rows)
+])
+def test_batched_multi_version_sums_match_the_per_row_reference(kind, clip, batch_model):
     model, X, y, _ = _case(kind, n=30)
-    rng = np.random.default_rng(5)
-    models = rng.standard_normal((3, model.dim))
-    starts = np.array([0, 4, 4, 11, 30])  # batch 1 is empty
-    batch_model = np.array([2, 0, 1, 2])
-    sums = model.clipped_gradient_sums(X, y, models, starts, clip=0.7, batch_model=batch_model)
-    for j in range(4):
-        expected = model.clipped_gradient_sum(X[starts[j]:starts[j + 1]], y[starts[j]:starts[j + 1]],
-                                              models[batch_model[j]], clip=0.7)
-        np.testing.assert_allclose(sums[j], expected, rtol=1e-10, atol=1e-12)
+    models = np.random.default_rng(5).standard_normal((3, model.dim))
+    models.setflags(write=False)  # the stack is only read
+    starts = np.array([0, 4, 4, 11, 12, 30])  # batch 1 is empty, batch 3 has one row
+    sums = model.clipped_gradient_sums(X, y, models, starts, clip=clip, batch_model=np.array(batch_model))
+    for j, version in enumerate(batch_model):
+        rows = slice(starts[j], starts[j + 1])
+        np.testing.assert_allclose(sums[j], _clipped_reference(model, X[rows], y[rows], models[version], clip),
+                                   rtol=1e-10, atol=1e-12)
     shared = model.clipped_gradient_sums(X, y, models[0], starts, clip=None)
     np.testing.assert_allclose(shared[2], model.clipped_gradient_sum(X[4:11], y[4:11], models[0], clip=None))
+    assert not np.any(shared[1]) and not np.any(sums[1])
 
 
 def test_constants_and_optimum():
