@@ -8,11 +8,13 @@ v' is weighted by ω(v' − v) (staleness s = current version − the update's v
 updates are in, w ← w − η Σ ω_j Δ_j / K and the version increases (Nguyen et al. 2022, FedBuff; weight
 families as in FLSim: constant, polynomial (1+s)^−a, threshold).
 
-Engine tricks (the per-update arithmetic is tiny, Python overhead dominates): one heap event per
-update (arrival at the server = download + compute + upload draws, from vectorised unit streams); the
-gradients of all updates that read version v are computed together in one vectorised batch when the
-server leaves version v (their model is fixed by then); update vectors live in a preallocated array
-with a free list. Loss and accuracy are evaluated every ``eval_every`` server rounds.
+Engine (the per-update arithmetic is tiny, so its cost is Python and numpy calls; see :class:`_Buffered`):
+timing never needs a model, so a window of server rounds is simulated first (one heap event per update,
+trip times from unit streams drawn in bulk per window), then its arithmetic runs in waves: every update
+whose model version is known, in one vectorised batch grouped by version (the models referenced in place,
+one matrix product per version), then the server steps of every round that is complete (one batched
+product). Only updates that arrive are computed; memory is the data, one window of updates and the models
+that updates in flight still read. Loss and accuracy are evaluated every ``eval_every`` server rounds.
 
 Privacy: each arrival is one Poisson-subsampled Gaussian release (q, σ) of that client's data
 (weights ω ≤ 1 only shrink the sensitivity); the ledger composes every client's releases.
@@ -21,7 +23,6 @@ Privacy: each arrival is one Poisson-subsampled Gaussian release (q, σ) of that
 from __future__ import annotations
 
 import heapq
-import math
 import time as wallclock
 
 import numpy as np
@@ -29,7 +30,6 @@ import numpy as np
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.export import Schedule
 from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, DEFAULT_LATENCY, Durations, spawn_generators
-from fedplan.planner.simulate.models import is_finite
 from fedplan.planner.simulate.problem import Problem
 from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult, gaussian_ledger
 
@@ -54,21 +54,25 @@ def staleness_weight(staleness, *, kind: str = "polynomial", exponent: float = 0
 
 
 class _TripTimes:
-    """Per client, download + compute + upload durations of successive updates, drawn in vectorised blocks."""
+    """Download + compute + upload time of successive dispatches, unit draws taken in bulk per window.
 
-    BLOCK = 256
+    Dispatch i (in dispatch order) by client c takes m_down[c]·u_i + m_comp[c]·v_i + m_up[c]·e_i, where
+    u, v, e are the unit streams of the three duration models: the draws of a window's dispatches are
+    taken at once and serve whichever clients dispatch, so no client holds draws of its own.
+    """
 
     def __init__(self, compute: Durations, uplink: Durations, downlink: Durations, rngs, clients: int):
         self.streams = (downlink.stream(rngs[0]), compute.stream(rngs[1]), uplink.stream(rngs[2]))
-        self.means = np.array([downlink.means(clients), compute.means(clients), uplink.means(clients)])
-        self.values: list[list[float]] = [[] for _ in range(clients)]
+        self.means = (downlink.means(clients), compute.means(clients), uplink.means(clients))
 
-    def refill(self, client: int) -> list[float]:
-        draws = np.array([stream.block(self.BLOCK) for stream in self.streams])
-        values = (self.means[:, client, None] * draws).sum(axis=0).tolist()
-        values.reverse()
-        self.values[client] = values
-        return values
+    def first(self) -> list[float]:
+        """Every client's first trip (clients in order)."""
+        clients = len(self.means[0])
+        return (np.array(self.means) * self.units(clients)).sum(axis=0).tolist()
+
+    def units(self, count: int) -> np.ndarray:
+        """Unit draws (down, compute, up) of the next ``count`` dispatches, shape (3, count)."""
+        return np.array([stream.block(count) for stream in self.streams])
 
 
 class _PoissonBatches:
@@ -81,11 +85,11 @@ class _PoissonBatches:
 
     BLOCK = 2048
 
-    def __init__(self, rate: float, width: int, rng: np.random.Generator):
-        self.rate, self.width, self.rng = rate, width, rng
-        self.base = 0
+    def __init__(self, rate: float, sizes: np.ndarray, rng: np.random.Generator):
+        self.rate, self.width, self.rng = rate, int(sizes.max()), rng
+        self.equal_sizes = bool(np.all(sizes == self.width))
         self.positions = np.zeros(0, dtype=np.int64)
-        self.starts = np.zeros(1, dtype=np.int64)
+        self.starts = np.zeros(1, dtype=np.int64)  # drawn batch j: positions[starts[j]:starts[j+1]]
 
     def _draw(self) -> None:
         q, size = self.rate, self.width
@@ -95,141 +99,210 @@ class _PoissonBatches:
             more = np.cumsum(self.rng.geometric(q, size=(self.BLOCK, columns)), axis=1) + positions[:, -1:]
             positions = np.concatenate((positions, more), axis=1)
         inside = positions < size
-        counts = inside.sum(axis=1)
-        kept = self.starts[-1] - self.starts[0]
-        self.positions = np.concatenate((self.positions[self.starts[0]:], positions[inside]))
-        self.starts = np.concatenate((self.starts - self.starts[0], kept + np.cumsum(counts)))
+        self.positions = np.concatenate((self.positions, positions[inside]))
+        self.starts = np.concatenate((self.starts, self.starts[-1] + np.cumsum(inside.sum(axis=1))))
 
-    def take(self, first: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """(local positions, per-update counts) of updates ``first..stop−1`` (consecutive, never re-taken)."""
-        drop = first - self.base
-        self.starts, self.base = self.starts[drop:], first
-        while len(self.starts) - 1 < stop - first:
+    def take(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(local positions, per-update counts) of the next updates, one per entry of ``sizes`` (their clients')."""
+        count = sizes.size
+        while self.starts.size <= count:
             self._draw()
-        lo, hi = self.starts[0], self.starts[stop - first]
-        counts = np.diff(self.starts[: stop - first + 1])
-        return self.positions[lo:hi], counts
+        end = self.starts[count]
+        local, counts = self.positions[:end], self.starts[1 : count + 1] - self.starts[:count]
+        self.positions, self.starts = self.positions[end:], self.starts[count:] - end
+        if not self.equal_sizes:
+            owner = np.arange(count).repeat(counts)
+            inside = local < sizes[owner]
+            counts = np.bincount(owner[inside], minlength=count)
+            local = local[inside]
+        return local, counts
 
 
 class _Buffered:
-    """State of one FedBuff run (see :func:`run_fedbuff`)."""
+    """State of one FedBuff run (see :func:`run_fedbuff`): timing first, then arithmetic, window by window.
+
+    The timing never needs a model: arrivals, buffers and versions follow from the trip times alone. So a
+    run alternates two steps. (1) The event loop simulates a window of server rounds: every client always
+    has one update in flight, a heap entry ``(arrival, sequence, client, version read)``; each arrival is
+    noted (client, version read) and the arriving client dispatches again at once, reading the version
+    current after the arrival. (2) The window's arithmetic runs in waves. A wave computes, in one
+    vectorised batch, every update of the window that read a version already known (sorted by version:
+    one matrix product per version, the models referenced in place); then it applies the server steps of
+    every round whose updates are all computed (one batched product for all of them) and records those
+    rounds. An update that read a version of its own window holds its round until the wave after that
+    version: with few clients updates read recent versions and waves are short, with many clients long.
+
+    Work: exactly the updates that arrive. Memory: the data; a window's updates (:attr:`WINDOW_NUMBERS`
+    numbers, or one round); the models that an update in flight still reads (a row each of ``models``:
+    ``readers`` counts a version's updates in flight, and its row is reused once they have all arrived);
+    two integers per server round.
+    """
+
+    WINDOW_NUMBERS = 1 << 20
 
     def __init__(self, problem: Problem, *, rate: float, buffer_size: int, lr: float, clip, sigma: float,
-                 weights: np.ndarray, weight_of, trips: _TripTimes, rngs, recorder: RoundRecorder):
-        self.problem, self.model = problem, problem.model
+                 weight_of, trips: _TripTimes, rngs, recorder: RoundRecorder):
+        self.model = problem.model
         self.rate, self.K, self.lr, self.clip, self.sigma = rate, buffer_size, lr, clip, sigma
-        self.weights = weights.tolist()
         self.weight_of = weight_of
         self.recorder = recorder
         self.trips = trips
-        n = problem.n_clients
-        sizes = np.array(problem.client_sizes)
-        self.sizes = sizes
-        self.offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        stacked = problem.stacked
-        self.X, self.y, self.sq = stacked.X, stacked.y, stacked.row_sq_norms
-        self.mean_size = float(sizes.mean())
+        split = problem.split
+        self.split, self.sizes, self.offsets = split, split.sizes, split.offsets
+        self.mean_size = float(self.sizes.mean())
         self.noise_rng = rngs[1]
-        self.batches = _PoissonBatches(rate, int(sizes.max()), rngs[0])
-        self.equal_sizes = bool(np.all(sizes == sizes[0]))
-        self.computed = 0  # updates (in dispatch order) whose gradients are computed
-        capacity = n + buffer_size + 1
-        self.updates = np.zeros((capacity, self.model.dim))
-        self.free = list(range(capacity))
-        self.w = np.zeros(self.model.dim)
+        self.batches = _PoissonBatches(rate, self.sizes, rngs[0])
+        self.window = max(1, self.WINDOW_NUMBERS // (self.model.dim * buffer_size))  # server rounds
+        self.models = np.zeros((2, self.model.dim))
+        self.free_rows = [1]
+        self.heap: list[tuple] = []  # the updates in flight
         self.version = 0
-        #: Models of the versions that pending (not yet computed) updates read, keyed by version.
-        self.snapshots: dict[int, np.ndarray] = {0: self.w.copy()}
-        self.pending_clients: list[int] = []
-        self.pending_slots: list[int] = []
-        self.pending_versions: list[int] = []
-        #: With a list here, every batch of gradients and every server step is logged (benchmarks replay it).
+        self.sequence = 0  # dispatches so far (the heap's tie-break)
+        #: With a list here, every batch of gradients and every server step is logged (tests replay it).
         self.trace: list | None = None
-        self.releases = [0] * n
+        self.computed = 0  # updates computed in earlier windows (the trace's update numbers)
+        self.releases = np.zeros(problem.n_clients, dtype=np.int64)
         self.now = 0.0
 
-    def compute_pending(self) -> None:
-        """Every dispatched update not yet computed, in one vectorised batch (each at the version it read)."""
-        clients = np.array(self.pending_clients)
-        slots = self.pending_slots
-        versions = np.array(self.pending_versions)
+    @property
+    def w(self) -> np.ndarray:
+        return self.models[self.row_of[self.version]]
+
+    def events(self, heap: list, end: int) -> tuple[list[int], list[int], list[float]]:
+        """Arrivals until version ``end``: their clients and versions read, and the time each round closes."""
+        clients: list[int] = []
+        reads: list[int] = []
+        closes: list[float] = []
+        down, comp, up = self.trips.means
+        u, v, e = self.trips.units((end - self.version) * self.K).tolist()
+        version, sequence, K, i = self.version, self.sequence, self.K, 0
+        pop, push = heapq.heappop, heapq.heappush
+        while version < end:
+            now, _, client, read = pop(heap)
+            clients.append(client)
+            reads.append(read)
+            if len(clients) % K == 0:
+                version += 1
+                closes.append(now)
+            push(heap, (now + down[client] * u[i] + comp[client] * v[i] + up[client] * e[i], sequence, client,
+                        version))
+            sequence += 1
+            i += 1
+        self.sequence = sequence
+        return clients, reads, closes
+
+    def _rows(self, count: int) -> list[int]:
+        """``count`` free rows of ``models`` (it grows when too few are free)."""
+        if len(self.free_rows) < count:
+            old = self.models.shape[0]
+            size = max(2 * old, old + count)
+            self.models = np.concatenate((self.models, np.zeros((size - old, self.model.dim))))
+            self.free_rows.extend(range(old, size))
+        rows = self.free_rows[-count:]
+        del self.free_rows[-count:]
+        return rows
+
+    def compute(self, clients: np.ndarray, reads: np.ndarray, out: np.ndarray, numbers: range) -> None:
+        """Client updates of ``clients`` at the versions ``reads`` (sorted) into ``out``: one vectorised batch."""
         sizes = self.sizes[clients]
-        local, counts = self.batches.take(self.computed, self.computed + clients.size)
-        self.computed += clients.size
-        if not self.equal_sizes:
-            owner = np.repeat(np.arange(clients.size), counts)
-            inside = local < sizes[owner]
-            counts = np.bincount(owner[inside], minlength=clients.size)
-            local = local[inside]
-        rows = np.repeat(self.offsets[clients], counts) + local
+        local, counts = self.batches.take(sizes)
+        positions = self.offsets[clients].repeat(counts) + local
         starts = np.zeros(clients.size + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
-        used = np.unique(versions)
-        models = np.array([self.snapshots[v] for v in used.tolist()])
-        batch_model = np.searchsorted(used, versions)
-        if self.trace is not None:
-            self.trace.append(("batch", rows, starts, models, batch_model, sizes, list(slots)))
-        sums = self.model.clipped_gradient_sums(self.X[rows], self.y[rows], models, starts, clip=self.clip,
-                                                row_sq_norms=self.sq[rows], batch_model=batch_model)
+        data_rows = self.split.order[positions]
+        rows = self.row_of[reads]
+        sums = self.model.clipped_gradient_sums(self.split.X[data_rows], self.split.y[data_rows], self.models,
+                                                starts, clip=self.clip, row_sq_norms=self.split.row_sq_norms[data_rows],
+                                                batch_model=rows)
         if self.sigma > 0:
-            sums += (self.sigma * self.clip) * self.noise_rng.standard_normal(sums.shape)
-        self.updates[slots] = sums * (1.0 / (self.rate * sizes))[:, None]
-        self.pending_clients, self.pending_slots, self.pending_versions = [], [], []
-        self.snapshots = {self.version: self.snapshots[self.version]}
-
-    def aggregate(self, slots: list[int], weights: list[float], staleness: int) -> None:
+            self.noise_rng.standard_normal(out=out)
+            out *= self.sigma * self.clip
+            out += sums
+        else:
+            out[...] = sums
+        out *= (1.0 / (self.rate * sizes))[:, None]
         if self.trace is not None:
-            self.trace.append(("step", slots, weights))
-        step = np.asarray(weights) @ self.updates[slots]
-        self.w -= (self.lr / self.K) * step
-        self.free.extend(slots)
-        if not is_finite(self.w):
-            raise Diverged(f"the model stopped being finite at server round {self.version} (time {self.now:g})")
-        noise = self.sigma * (self.clip or 0.0) * math.sqrt(sum(w * w for w in weights)) * self.lr / self.K
-        self.recorder.record(round=self.version, time=self.now, w=self.w, staleness=staleness / self.K,
-                             noise=noise / (self.rate * self.mean_size))
-        self.version += 1
-        self.snapshots[self.version] = self.w.copy()
+            used, batch_model = np.unique(rows, return_inverse=True)
+            self.trace.append(("batch", positions, starts, self.models[used].copy(), batch_model, sizes,
+                               list(numbers)))
 
-    def dispatch(self, client: int, now: float, sequence: int, heap: list) -> None:
-        """The client downloads the current model; its update arrives after download + compute + upload."""
-        slot = self.free.pop()
-        self.pending_clients.append(client)
-        self.pending_slots.append(slot)
-        self.pending_versions.append(self.version)
-        values = self.trips.values[client] or self.trips.refill(client)
-        heapq.heappush(heap, (now + values.pop(), sequence, client, slot, self.version))
+    def arithmetic(self, clients: list[int], reads: list[int], closes: list[float]) -> None:
+        """The window's waves (class docstring): its updates, server steps and recorded rounds."""
+        K, first, rounds = self.K, self.version, len(closes)
+        arrivals, read = np.array(clients), np.array(reads)
+        staleness = (first + np.arange(rounds).repeat(K) - read).reshape(rounds, K)
+        weights = self.weight_of(staleness)
+        noise = self.sigma * (self.clip or 0.0) * self.lr / K / (self.rate * self.mean_size)
+        records = {"time": closes, "staleness": (staleness.sum(axis=1) / K).tolist(),
+                   "noise": (noise * np.sqrt((weights * weights).sum(axis=1))).tolist()}
+        held = read.reshape(rounds, K).max(axis=1).tolist()  # the newest version each round's updates read
+        order = np.argsort(read, kind="stable")
+        place = np.empty_like(order)  # arrival → its place in version order
+        place[order] = np.arange(order.size)
+        sorted_clients, sorted_reads = arrivals[order], read[order]
+        updates = self.buffer[:order.size]
+        computed = 0
+        try:
+            while self.version < first + rounds:
+                known = self.version
+                upto = int(np.searchsorted(sorted_reads, known, side="right"))
+                if upto > computed:
+                    self.compute(sorted_clients[computed:upto], sorted_reads[computed:upto], updates[computed:upto],
+                                 range(self.computed + computed, self.computed + upto))
+                    computed = upto
+                stop = known + 1
+                while stop < first + rounds and held[stop - first] <= known:
+                    stop += 1
+                self.step(updates, place[(known - first) * K:(stop - first) * K], weights[known - first:stop - first],
+                          records, known - first)
+        finally:  # the releases of every round applied (and of the one that diverged)
+            done = min(self.version - first + 1, rounds) * K
+            self.releases += np.bincount(arrivals[:done], minlength=self.releases.size)
+        self.computed += order.size
+        self._release(sorted_reads, first)
+
+    def _release(self, reads: np.ndarray, first: int) -> None:
+        """Count the window's dispatches and arrivals (sorted ``reads``) in ``readers``; free unread versions' rows."""
+        dispatched = np.arange(1, reads.size + 1) // self.K  # the version each arrival's next dispatch read, − first
+        self.readers[first:self.version + 1] += np.bincount(dispatched, minlength=self.version - first + 1)
+        oldest = reads[0]
+        self.readers[oldest:reads[-1] + 1] -= np.bincount(reads - oldest)
+        read = reads[np.concatenate(([True], reads[1:] != reads[:-1]))]
+        self.free_rows.extend(self.row_of[read[self.readers[read] == 0]].tolist())
+
+    def step(self, updates: np.ndarray, places: np.ndarray, weights: np.ndarray, records: dict, lo: int) -> None:
+        """Server steps of the rounds whose updates are ``updates[places]`` (arrival order, staleness ``weights``),
+        the window's rounds from ``lo`` on; records them, up to a model that is not finite (:class:`Diverged`)."""
+        count, K = weights.shape
+        new_rows = self._rows(count)
+        chain = np.empty((count + 1, self.model.dim))
+        chain[0] = self.models[self.row_of[self.version]]
+        np.matmul((self.lr / K) * weights[:, None, :], updates[places].reshape(count, K, -1), out=chain[1:, None, :])
+        np.subtract.accumulate(chain, axis=0, out=chain)
+        models = chain[1:]
+        self.models[new_rows] = models
+        self.row_of[self.version + 1:self.version + count + 1] = new_rows
+        finite = np.isfinite(np.einsum("ij,ij->i", models, models)).tolist()
+        for j in range(count):
+            self.now = records["time"][lo + j]
+            if not finite[j]:
+                raise Diverged(f"the model stopped being finite at server round {self.version} (time {self.now:g})")
+            if self.trace is not None:
+                self.trace.append(("step", (self.computed + places[j * K:(j + 1) * K]).tolist(), weights[j].tolist()))
+            self.recorder.record(round=self.version, time=self.now, w=models[j],
+                                 staleness=records["staleness"][lo + j], noise=records["noise"][lo + j])
+            self.version += 1
 
     def run(self, rounds: int) -> None:
-        heap: list[tuple] = []
-        for client in range(self.problem.n_clients):
-            self.dispatch(client, 0.0, client, heap)
-        sequence = self.problem.n_clients
-        computed_below = 0  # every update dispatched with a smaller sequence number has been computed
-        weights_table, K, releases, dispatch = self.weights, self.K, self.releases, self.dispatch
-        slots: list[int] = []
-        weights: list[float] = []
-        staleness_sum = newest = 0
-        now = 0.0
+        self.heap = heap = [(time, client, client, 0) for client, time in enumerate(self.trips.first())]
+        heapq.heapify(heap)
+        self.sequence = len(heap)
+        self.row_of = np.zeros(rounds + 1, dtype=np.intp)  # version → its row of ``models``
+        self.readers = np.zeros(rounds + 1, dtype=np.int64)  # version → its updates in flight
+        self.readers[0] = len(heap)
+        self.buffer = np.empty((min(self.window, rounds) * self.K, self.model.dim))  # a window's updates
         while self.version < rounds:
-            now, number, client, slot, version = heapq.heappop(heap)
-            releases[client] += 1
-            staleness = self.version - version
-            staleness_sum += staleness
-            newest = max(newest, number)
-            slots.append(slot)
-            weights.append(weights_table[staleness] if staleness < len(weights_table)
-                           else float(self.weight_of(staleness)))
-            if len(slots) == K:
-                self.now = now
-                if newest >= computed_below:
-                    self.compute_pending()
-                    computed_below = sequence
-                self.aggregate(slots, weights, staleness_sum)
-                slots, weights, staleness_sum, newest = [], [], 0, 0
-            dispatch(client, now, sequence, heap)
-            sequence += 1
-        self.now = now
+            self.arithmetic(*self.events(heap, min(self.version + self.window, rounds)))
 
 
 def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_size: int = 10,
@@ -257,8 +330,10 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
     progress : callable, optional
         Called with the number of completed server rounds.
     trace : list, optional
-        If given, every vectorised gradient batch ``("batch", rows, starts, models, batch_model, sizes, slots)``
-        and every server step ``("step", slots, weights)`` is appended (benchmarks replay it; tests check it).
+        If given, every vectorised gradient batch ``("batch", rows, starts, models, batch_model, sizes, numbers)``
+        (``rows`` index :attr:`Problem.stacked`; batch j is rows ``starts[j]:starts[j+1]`` at model
+        ``models[batch_model[j]]``, of a client with ``sizes[j]`` examples, and is update ``numbers[j]``) and
+        every server step ``("step", numbers, weights)`` is appended (tests replay it).
     """
     start = wallclock.perf_counter()
     rounds = check_int("rounds", rounds, low=1)
@@ -275,10 +350,9 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
         return staleness_weight(s, kind=staleness, exponent=staleness_exponent, cutoff=staleness_cutoff,
                                 value_after_cutoff=value_after_cutoff)
 
-    table = weight_of(np.arange(4 * (problem.n_clients + buffer_size) + 1))
     recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
     streams = spawn_generators(seed, 5)
-    run = _Buffered(problem, rate=rate, buffer_size=buffer_size, lr=lr, clip=clip, sigma=sigma, weights=table,
+    run = _Buffered(problem, rate=rate, buffer_size=buffer_size, lr=lr, clip=clip, sigma=sigma,
                     weight_of=weight_of, trips=_TripTimes(compute, uplink, downlink, streams[2:], problem.n_clients),
                     rngs=streams[:2], recorder=recorder)
     run.trace = trace
@@ -292,8 +366,8 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
         final = {"loss": None, "accuracy": None, "dist_sq": None}
     note = ("Local DP: each client adds N(0, sigma^2 C^2) to its clipped sum before uploading; every upload is a "
             "release.")
-    privacy = gaussian_ledger([[(rate, sigma, count)] if count else [] for count in run.releases], delta=delta,
-                              accountant=accountant, note=note)
+    privacy = gaussian_ledger([[(rate, sigma, count)] if count else [] for count in run.releases.tolist()],
+                              delta=delta, accountant=accountant, note=note)
     executed = Schedule.from_rows([{"sample_rate": rate, "noise_multiplier": sigma, "buffer_size": buffer_size,
                                     "learning_rate": lr}] * max(len(recorder.rows), 1),
                                   metadata={"algorithm": "fedbuff", "neighboring_relation": "add_or_remove_one",
@@ -301,7 +375,7 @@ def run_fedbuff(*, problem: Problem, rounds: int, sample_rate: float, buffer_siz
     config = {"source": SOURCE, **problem.describe(), "sample_rate": rate, "buffer_size": buffer_size,
               "server_lr": lr, "clipping_norm": clip, "noise_multiplier": sigma, "staleness": staleness,
               "staleness_exponent": staleness_exponent, "seed": seed, "eval_every": recorder.eval_every,
-              "client_updates": int(sum(run.releases))}
+              "client_updates": int(run.releases.sum())}
     return SimulationResult(algorithm="fedbuff", rows=tuple(recorder.rows), final=final, privacy=privacy,
                             virtual_time=run.now, wall_time_s=wallclock.perf_counter() - start, diverged=diverged,
                             divergence=message, executed=executed, config=config)

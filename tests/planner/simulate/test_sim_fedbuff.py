@@ -8,6 +8,7 @@ import pytest
 from fedplan.bounds import accounting
 from fedplan.planner.simulate import fedbuff
 from fedplan.planner.simulate.data import load_dataset
+from fedplan.planner.simulate.engine import Durations
 from fedplan.planner.simulate.problem import make_problem
 
 
@@ -94,7 +95,62 @@ def test_deterministic_ledger_and_divergence(problem):
     assert sum(first.privacy["releases_per_client"]) >= 25 * 10
     diverged = fedbuff.run_fedbuff(problem=problem, rounds=50, sample_rate=0.5, server_lr=1e200)
     assert diverged.diverged and diverged.final["loss"] is None
+    # the rounds recorded before the step that diverged, and that round's releases too
+    assert sum(diverged.privacy["releases_per_client"]) == 10 * (len(diverged.rows) + 1)
     json.dumps(diverged.to_dict(), allow_nan=False)
+
+
+def _engines(monkeypatch) -> list:
+    """Every FedBuff engine state that runs from now on (to check its bookkeeping after the run)."""
+    engines = []
+    run = fedbuff._Buffered.run
+
+    def recorded(self, rounds):
+        engines.append(self)
+        run(self, rounds)
+
+    monkeypatch.setattr(fedbuff._Buffered, "run", recorded)
+    return engines
+
+
+def test_only_the_updates_that_arrive_are_computed_each_once(problem):
+    result, trace = _traced(problem, rounds=60, sample_rate=0.05, buffer_size=4, clipping_norm=1.0, seed=5)
+    computed = [number for entry in trace if entry[0] == "batch" for number in entry[6]]
+    stepped = [number for entry in trace if entry[0] == "step" for number in entry[1]]
+    assert sorted(computed) == sorted(stepped) == list(range(60 * 4)) == list(range(result.config["client_updates"]))
+
+
+def test_window_size_changes_no_timing_and_models_are_kept_only_while_read(problem, monkeypatch):
+    """Timing follows from the trip times alone; a version's model row is free once no update in flight reads it."""
+    options = {"rounds": 120, "sample_rate": 0.05, "buffer_size": 3, "clipping_norm": 1.0, "noise_multiplier": 1.0,
+               "seed": 6}
+    engines = _engines(monkeypatch)
+    wide = fedbuff.run_fedbuff(problem=problem, **options)
+    monkeypatch.setattr(fedbuff._Buffered, "WINDOW_NUMBERS", 1)  # one server round per window
+    narrow = fedbuff.run_fedbuff(problem=problem, **options)
+    assert [engine.window for engine in engines] == [(1 << 20) // (6 * 3), 1]
+    for field in ("round", "time", "staleness", "noise"):
+        assert [row[field] for row in wide.rows] == [row[field] for row in narrow.rows]
+    assert wide.privacy == narrow.privacy and wide.virtual_time == narrow.virtual_time
+    for engine in engines:
+        in_flight = [entry[3] for entry in engine.heap]
+        assert len(in_flight) == problem.n_clients
+        versions = np.arange(engine.version + 1)
+        np.testing.assert_array_equal(engine.readers[: engine.version + 1],
+                                      np.bincount(in_flight, minlength=engine.version + 1))
+        kept = set(engine.row_of[versions[engine.readers[: engine.version + 1] > 0]].tolist())
+        kept.add(int(engine.row_of[engine.version]))
+        assert set(range(engine.models.shape[0])) - set(engine.free_rows) == kept
+        assert len(engine.free_rows) == len(set(engine.free_rows))
+
+
+def test_each_client_keeps_its_own_mean_trip_time(problem):
+    compute = Durations("exponential", tuple([0.1] * 10 + [10.0] * 10))
+    result = fedbuff.run_fedbuff(problem=problem, rounds=400, sample_rate=0.05, buffer_size=5, compute=compute,
+                                 uplink=Durations("constant", 0.0), downlink=Durations("constant", 0.0), seed=7)
+    releases = np.array(result.privacy["releases_per_client"])
+    assert releases.sum() == 2000
+    assert releases[:10].sum() > 50 * releases[10:].sum()  # 100 times faster in expectation
 
 
 @pytest.mark.parametrize(("options", "message"), [
