@@ -506,7 +506,7 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
         return value
 
     try:
-        answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance),
+        answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance, grid),
                               tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
     except pld.PLDUnavailableError as failure:
         if rdp_result is None:
@@ -675,6 +675,10 @@ class _Problem:
                             self.target_epsilon)
         return self.model.mechanism.pld_epsilon(segments, delta, spacing, self.model.dataset_size)
 
+    def grid_segments(self, x: float):
+        """The segments at ``x`` as the PLD grid sees them (:meth:`Mechanism.grid_segments`)."""
+        return self.model.mechanism.grid_segments(self.accounted(x)[0], self.model.dataset_size)
+
     def total_steps(self, x: float) -> int:
         return sum(steps for _, _, steps in self.accounted(x)[0])
 
@@ -718,15 +722,18 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
        target (RDP-first bracketing: the RDP solves cost milliseconds).
     2. Richardson from one more, cheaper evaluation at twice the coarse spacing:
        ε(h) = ε* + K h² gives K and the spacing that meets the tolerance.
-    3. Fine search at that spacing (the coarse one, if it already meets the tolerance), started
-       where K and the coarse slope predict the crossing, with that slope as its first step.
+    3. Fine search at that spacing (never coarser than the first spacing, so on the ladder and at
+       most dp-accounting's 1e-4), started where K and the coarse slope predict the crossing, with
+       that slope as its first step.
     Returns (safe point, spacing, estimated discretisation error, number of PLD evaluations).
     """
     target = problem.target_epsilon
     if target > PLD_EPSILON_LIMIT:
         raise pld.PLDUnavailableError(f"target ε {target:g} is above {PLD_EPSILON_LIMIT:g}, where the PLD's "
                                       "floating-point arithmetic is unreliable")
-    coarse_spacing = min(2 * pld.first_spacing(problem.total_steps(rdp_answer.x), target, tolerance), pld.MAX_SPACING)
+    first_spacing = pld.first_spacing(problem.total_steps(rdp_answer.x), target, tolerance,
+                                      problem.grid_segments(rdp_answer.x))
+    coarse_spacing = min(2 * first_spacing, pld.MAX_SPACING)
     limits = dict(target=target, increasing=problem.increasing, lower=problem.lower, upper=problem.upper,
                   integer=problem.integer, digits=CALIBRATION_DIGITS,
                   before_evaluation=lambda: pld.check_deadline(deadline))
@@ -746,10 +753,10 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
     wide_spacing = 2 * coarse_spacing
     k_coefficient = pld.quadratic_coefficient(problem.pld_epsilon(anchor.x, wide_spacing), wide_spacing,
                                               anchor.value, coarse_spacing)
-    fine_spacing = coarse_spacing
+    fine_spacing = first_spacing  # never coarser: on the ladder, at most dp-accounting's 1e-4 (bounds/pld.py)
     if k_coefficient > 0:
         wanted = pld.spacing_for_error(k_coefficient, tolerance * target)
-        fine_spacing = min(coarse_spacing, max(pld.MIN_SPACING, wanted))
+        fine_spacing = min(first_spacing, max(pld.MIN_SPACING, wanted))
     if fine_spacing == coarse_spacing:
         known, start = coarse.points, anchor.x
     else:
@@ -875,7 +882,8 @@ def _pld_at_the_end(problem: _Problem, end: Point, accountant: str, relative_tol
     as the search's anchor if PLD meets the target there, else raises the infeasibility ValueError."""
     if accountant != "pld" or problem.model.mechanism.exact_method:
         raise ValueError(_infeasible_message(problem, end, "exact" if problem.fast_mechanism.exact_method else "rdp"))
-    spacing = pld.first_spacing(problem.total_steps(end.x), problem.target_epsilon, relative_tolerance)
+    spacing = pld.first_spacing(problem.total_steps(end.x), problem.target_epsilon, relative_tolerance,
+                                problem.grid_segments(end.x))
     try:
         value = problem.pld_epsilon(end.x, spacing)
     except pld.PLDUnavailableError:

@@ -35,15 +35,20 @@ from fedplan.bounds.composition import grouped_segments
 
 #: Relative accuracy the adaptive spacing aims for (the issue promises 0.1 %; half is a margin).
 DEFAULT_RELATIVE_TOLERANCE = 5e-4
+#: dp-accounting's default spacing. Every spacing we use is this times a power of two (:func:`on_ladder`), and no
+#: coarser unless the grid at it would exceed :data:`GRID_BUDGET` points. Grids of such spacings are nested, and
+#: connect-the-dots on a refined grid lies below the coarser chords (the privacy profile is convex in e^ε), which
+#: composition preserves: so our answer at h ≤ 1e-4 is never above dp-accounting's own PLD at 1e-4.
+REFERENCE_SPACING = 1e-4
 #: Finest and coarsest spacing we use: finer costs too much memory, coarser is never accurate.
-MIN_SPACING = 1e-6
-MAX_SPACING = 5e-2
+MIN_SPACING = REFERENCE_SPACING * 2.0**-7
+MAX_SPACING = REFERENCE_SPACING * 2.0**9
+#: Composed-grid points we accept at the reference spacing before going coarser (large ε: a 2e6-point composition
+#: takes about 0.3 s; the tolerance still decides whether a coarser spacing is accurate enough).
+GRID_BUDGET = 2 * 10**6
 #: Discretisation-error coefficient per composition used for the first guess of h (κ in K = κT).
 _KAPPA_GUESS = 1.0
-
-
-#: Largest PLD grid we build: dp-accounting builds a one-step PLD at roughly 6 µs per point, so
-#: this keeps one evaluation to tens of seconds (the grid of anchors.md §2.3 needs < 2e5 points).
+#: Largest PLD grid we build (a composition of this size takes seconds).
 MAX_GRID_POINTS = 5 * 10**6
 
 
@@ -76,15 +81,20 @@ def deadline_for(deadline: float | None):
         _DEADLINE.reset(token)
 
 
-def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
-    """Refuse spacings whose PLD grids would be too large to build.
+def grid_width(segments, epsilon_scale: float) -> float:
+    """Width of the privacy-loss range a PLD of the segments spans (before dividing by the spacing).
 
-    One step's privacy loss reaches about ``10/σ + 1/(2σ²)`` where dp-accounting truncates the
-    noise (mass e^-50 beyond ±10σ), and the composed distribution spans a few times ε; both are
-    divided by the spacing. Raises :class:`PLDUnavailableError` above :data:`MAX_GRID_POINTS`.
+    One step's privacy loss reaches about ``10/σ + 1/(2σ²)`` where dp-accounting truncates the noise (mass e^-50
+    beyond ±10σ), and the composed distribution spans a few times ε.
     """
     widest_step = max(10 / sigma + 1 / (2 * sigma**2) + 1 for _, sigma, _ in segments)
-    points = max(widest_step, 4 * epsilon_scale) / spacing
+    return max(widest_step, 4 * epsilon_scale)
+
+
+def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
+    """Refuse spacings whose PLD grids would be too large to build: :class:`PLDUnavailableError` above
+    :data:`MAX_GRID_POINTS` points of :func:`grid_width`."""
+    points = grid_width(segments, epsilon_scale) / spacing
     if points > MAX_GRID_POINTS:
         raise PLDUnavailableError(f"PLD would need about {points:.2g} grid points at spacing {spacing:.2g} "
                                   f"(limit {MAX_GRID_POINTS:.0e})")
@@ -110,28 +120,116 @@ def _single_step(sample_rate: float, noise_multiplier: float, spacing: float,
     )
 
 
-#: Above this many steps, compose in two stages (dp-accounting's one-shot is 3× faster below it for
-#: dense PMFs, and ``3 ** 2**20`` costs only ~0.06 s for sparse ones).
-_STAGED_COMPOSITION_FROM = 2**20
-_FIRST_STAGE = 64
+#: Tail mass a self-composition may leave outside its window; it is added to the mass at +∞ (dp-accounting's default).
+TAIL_MASS_TRUNCATION = 1e-15
+#: Orders k of the Chernoff bounds P(S ≥ u) ≤ M(λ)^T e^{−λu}, λ = ±k / (support size), k = 1…20, that choose the window
+#: of a self-composition (dp-accounting's).
+_CHERNOFF_ORDERS = 20
+
+
+def from_masses(spacing: float, remove: tuple[int, np.ndarray, float],
+                add: tuple[int, np.ndarray, float] | None = None):
+    """A pessimistic dp-accounting PLD from dense arrays: each side is (index of the first mass, masses at the losses
+    index × spacing, mass at +∞); ``add=None`` makes it symmetric. Dense directly: dp-accounting's
+    ``create_from_rounded_probability`` goes through a dictionary of every grid point (50 ms for 3e5 points)."""
+    from dp_accounting.pld.pld_pmf import DensePLDPmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    def side(first: int, masses: np.ndarray, infinity_mass: float):
+        return DensePLDPmf(spacing, int(first), np.asarray(masses, dtype=float), float(infinity_mass), True)
+
+    return PrivacyLossDistribution(side(*remove), None if add is None else side(*add))
 
 
 def _self_composed(single, steps: int):
-    """``single`` composed ``steps`` times.
+    """``single`` (a dp-accounting PLD) composed ``steps`` times, side by side (remove, add)."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    For many steps this is done in two stages, (PLD^64)^(steps // 64) then the remainder:
-    dp-accounting's sparse PMF evaluates ``size ** steps`` as an exact integer before composing
-    (seconds at 1e7 steps, unbounded at 1e9). The result is the same distribution. Tail mass
-    truncated in the first stage is moved to infinity and then counted ``blocks`` times, so the
-    first stage truncates only 1e-15 / blocks, keeping the total near dp-accounting's 1e-15.
-    """
-    if steps == 1:  # dp-accounting's self_compose(1) still computes its truncation bounds (≈ 20 ms)
+    if steps == 1:
         return single
-    if steps <= _STAGED_COMPOSITION_FROM:
-        return single.self_compose(steps)
-    blocks, rest = divmod(steps, _FIRST_STAGE)
-    result = single.self_compose(_FIRST_STAGE, tail_mass_truncation=1e-15 / blocks).self_compose(blocks)
-    return result if rest == 0 else result.compose(single.self_compose(rest))
+    remove = _self_composed_pmf(single._pmf_remove, steps, TAIL_MASS_TRUNCATION)
+    add = None if single._symmetric else _self_composed_pmf(single._pmf_add, steps, TAIL_MASS_TRUNCATION)
+    return PrivacyLossDistribution(remove, add)
+
+
+#: Most compositions one spectrum power makes: z^T multiplies the spectrum's rounding error by T (a billion steps in
+#: one power moved ε by 4.4e-4 relative, so 2^20 move it by about 5e-7), so longer schedules are composed in stages,
+#: (PMF^1024)^(T div 1024) ∘ PMF^(T mod 1024) (docs/ERRATA.md ACC-4).
+_ONE_POWER_UP_TO = 2**20
+_STAGE = 1024
+
+
+def _self_composed_pmf(pmf, steps: int, tail: float):
+    """One side's PMF composed ``steps`` times, as dp-accounting's ``DensePLDPmf.self_compose`` does it: the window
+    of indices that holds all but ``tail`` of the composed mass (Chernoff bounds), the T-th power of the spectrum,
+    and the truncated mass (with what wraps around the window) moved to +∞; in stages above :data:`_ONE_POWER_UP_TO`,
+    the inner stage truncating tail / (2 × blocks) so that the total stays ``tail``.
+
+    Hand-written because the window is the cost: dp-accounting evaluates 40 moment-generating functions with
+    scipy's ``logsumexp`` (90 ms of a 110 ms composition at 2e5 points); :func:`_window` takes a few ms, the
+    spectrum is a real FFT and its power is taken by squaring (:func:`_power`).
+    Sparse PMFs are made dense first (dp-accounting's sparse self-composition counts ``size ** steps`` as an exact
+    integer: seconds at 1e7 steps, ACC-4). tests/bounds/test_pld.py checks the result against dp-accounting's
+    ``self_compose`` and, at a billion steps, against exact repeated squaring.
+    """
+    from dp_accounting.pld.pld_pmf import DensePLDPmf
+    from scipy import fft
+
+    dense = pmf.to_dense_pmf()
+    if steps > _ONE_POWER_UP_TO:
+        blocks, rest = divmod(steps, _STAGE)
+        staged = _self_composed_pmf(_self_composed_pmf(dense, _STAGE, tail / (2 * blocks)), blocks, tail / 2)
+        return staged if rest == 0 else staged.compose(_self_composed_pmf(dense, rest, tail / 2))
+    if steps == 1:
+        return dense
+    probs = np.asarray(dense._probs, dtype=float)
+    first, last = _window(probs, steps, tail)
+    length = last - first + 1
+    size = fft.next_fast_len(max(length, probs.size), real=True)
+    composed = fft.irfft(_power(fft.rfft(probs, size), steps), size)
+    window = np.roll(composed, -first)[:length]
+    infinity_mass = tail - math.expm1(steps * math.log1p(-dense._infinity_mass))
+    return DensePLDPmf(dense._discretization, dense._lower_loss * steps + first, window, infinity_mass, True)
+
+
+def _power(spectrum: np.ndarray, steps: int) -> np.ndarray:
+    """``spectrum ** steps`` by repeated squaring: about 2 log2(T) complex products, 3–4× faster than numpy's complex
+    power (a logarithm and an exponential per entry) at T ≤ 2^20, with the same T·ε rounding."""
+    result, base = None, spectrum
+    while True:
+        if steps & 1:
+            result = base.copy() if result is None else np.multiply(result, base, out=result)
+        steps >>= 1
+        if not steps:
+            return result
+        base = base * base
+
+
+def _window(probs: np.ndarray, steps: int, tail: float) -> tuple[int, int]:
+    """Indices [first, last] of the ``steps``-fold composition of ``probs`` (indices 0…n−1) outside which lies at most
+    ``tail`` / 2 on each side: u = (T log M(λ) + log(2/τ)) / λ, the best over dp-accounting's orders λ = ±k/n, k ≤ 20.
+
+    M(±k/n) = Σ p_i w_i^{±k} with w_i = e^{i/n} ∈ [1, e]: one exponential per entry and then products, where
+    dp-accounting takes a ``logsumexp`` per order (40 exponentials per entry).
+    """
+    size = probs.size
+    first, last = 0, (size - 1) * steps
+    probs = np.maximum(probs, 0.0)
+    log_margin = math.log(2 / tail)
+    for sign in (1, -1):
+        ratio = np.exp(sign * np.arange(size) / size)
+        power = probs.copy()
+        for order in range(1, _CHERNOFF_ORDERS + 1):
+            np.multiply(power, ratio, out=power)
+            moment = float(power.sum())
+            if moment <= 0:
+                break
+            bound = (steps * math.log(moment) + log_margin) / (sign * order / size)
+            if sign > 0:
+                last = min(last, math.ceil(bound))
+            else:
+                first = max(first, math.floor(bound))
+    return first, last
 
 
 def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: float,
@@ -146,9 +244,9 @@ def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: flo
     total, deadline = None, _DEADLINE.get()
     for sample_rate, noise_multiplier, steps in segments:
         check_deadline(deadline)
-        # dp-accounting's truncation bounds take logsumexp of moment-generating terms that overflow to +inf for a
-        # nearly noiseless step (σ ≫ 1 answers tiny ε); the inf is handled (a wider bound), the warning is noise
-        with np.errstate(over="ignore"):
+        # the spectrum's power and dp-accounting's truncation bounds underflow or overflow for a nearly noiseless
+        # step (σ ≫ 1 answers tiny ε); the result is handled (a wider bound), the warning is noise
+        with np.errstate(over="ignore", under="ignore"):
             part = _self_composed(single_step(float(sample_rate), float(noise_multiplier), float(spacing)),
                                   int(steps))
             total = part if total is None else total.compose(part)
@@ -166,18 +264,88 @@ def composed_pld(segments: Sequence[tuple[float, float, int]], spacing: float, s
 
 def epsilon_at_spacing(segments, delta: float, spacing: float, single_step: Callable | None = None) -> float:
     """Pessimistic PLD ε of the schedule at a fixed spacing (a valid upper bound)."""
-    return float(composed_pld(segments, spacing, single_step).get_epsilon_for_delta(delta))
+    return epsilon_for_delta(composed_pld(segments, spacing, single_step), delta)
 
 
 def delta_at_spacing(segments, epsilon: float, spacing: float, single_step: Callable | None = None) -> float:
     """Pessimistic PLD δ of the schedule at a fixed spacing (a valid upper bound)."""
-    return float(composed_pld(segments, spacing, single_step).get_delta_for_epsilon(epsilon))
+    return delta_for_epsilon(composed_pld(segments, spacing, single_step), epsilon)
 
 
-def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float) -> float:
-    """Spacing expected to meet the tolerance: ``κ T h² = tol · ε``, clipped to the allowed range."""
+def _pmfs(distribution) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """(losses, probabilities, mass at +∞) of each side (remove, add) of a dp-accounting PLD.
+
+    dp-accounting 0.5–0.6 (the range requirements.txt allows) keeps these in private attributes of its dense PMF and
+    offers no accessor; tests/bounds/test_pld.py checks the readers below against its own methods on every side.
+    """
+    sides = [distribution._pmf_remove] if distribution._symmetric else [distribution._pmf_remove,
+                                                                          distribution._pmf_add]
+    result = []
+    for side in sides:
+        dense = side.to_dense_pmf()
+        losses = (dense._lower_loss + np.arange(dense.size)) * dense._discretization
+        # FFT composition leaves rounding noise of either sign; dropping the negative masses only raises δ(ε)
+        result.append((losses, np.maximum(np.asarray(dense._probs, dtype=float), 0.0), float(dense._infinity_mass)))
+    return result
+
+
+def _epsilon_for_delta(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, delta: float) -> float:
+    """Smallest ε ≥ 0 with δ(ε) = m∞ + Σ_{l_i > ε} p_i (1 − e^{ε − l_i}) ≤ δ, for one discrete PLD.
+
+    On (l_{k−1}, l_k], δ(ε) = A_k − e^ε S_k with A_k = m∞ + Σ_{i ≥ k} p_i and S_k = Σ_{i ≥ k} p_i e^{−l_i}; S is
+    kept as a logarithm (a reversed ``logaddexp`` scan), so losses far above 700 neither overflow nor vanish.
+    The same answer as dp-accounting's ``get_epsilon_for_delta``, which walks the losses one by one in Python
+    (0.1 s for a 10⁶-point PMF; this takes 0.02 s) and loses S to underflow above ε ≈ 745.
+    """
+    if infinity_mass > delta:
+        return math.inf
+    positive = losses > 0  # ε ≥ 0: δ(0) ≤ δ is answered by ε = 0, and below 0 nothing is needed
+    losses, probs = losses[positive], probs[positive]
+    if probs.size == 0:
+        return 0.0
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(probs) - losses
+    log_s = np.logaddexp.accumulate(log_weights[::-1])[::-1]
+    mass_above = infinity_mass + np.cumsum(probs[::-1])[::-1]
+    # δ at each loss l_j but the last (there δ = m∞ ≤ δ): the terms with i > j
+    at_losses = mass_above[1:] - np.exp(losses[:-1] + log_s[1:])
+    exceeding = np.flatnonzero(at_losses > delta)
+    k = int(exceeding[-1]) + 1 if exceeding.size else 0
+    if mass_above[k] <= delta:
+        return 0.0
+    return max(float(math.log(mass_above[k] - delta) - log_s[k]), 0.0)
+
+
+def _delta_for_epsilon(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, epsilon: float) -> float:
+    """δ(ε) = m∞ + Σ_{l_i > ε} p_i (1 − e^{ε − l_i}) of one discrete PLD (dp-accounting's formula, vectorised)."""
+    above = losses > epsilon
+    return float(min(infinity_mass + np.sum(probs[above] * -np.expm1(epsilon - losses[above])), 1.0))
+
+
+def epsilon_for_delta(distribution, delta: float) -> float:
+    """ε of a dp-accounting PLD at δ: the larger of its sides' (:func:`_epsilon_for_delta`)."""
+    return max(_epsilon_for_delta(*side, delta) for side in _pmfs(distribution))
+
+
+def delta_for_epsilon(distribution, epsilon: float) -> float:
+    """δ of a dp-accounting PLD at ε: the larger of its sides' (:func:`_delta_for_epsilon`)."""
+    return max(_delta_for_epsilon(*side, epsilon) for side in _pmfs(distribution))
+
+
+def on_ladder(spacing: float) -> float:
+    """The largest ``REFERENCE_SPACING · 2^k`` (k an integer) not above ``spacing``, within the allowed range."""
+    steps = math.floor(math.log2(spacing / REFERENCE_SPACING) + 1e-9)
+    return min(MAX_SPACING, max(MIN_SPACING, REFERENCE_SPACING * 2.0**steps))
+
+
+def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float, segments=None) -> float:
+    """Spacing expected to meet the tolerance, ``κ T h² = tol · ε``, on the ladder and no coarser than the reference
+    spacing unless the grid of ``segments`` at it would exceed :data:`GRID_BUDGET` points."""
     wanted = math.sqrt(relative_tolerance * max(epsilon_scale, 1e-3) / (_KAPPA_GUESS * max(total_steps, 1)))
-    return min(MAX_SPACING, max(MIN_SPACING, wanted))
+    coarsest = REFERENCE_SPACING
+    if segments is not None:
+        coarsest = max(coarsest, grid_width(segments, epsilon_scale) / GRID_BUDGET)
+    return on_ladder(min(wanted, coarsest))
 
 
 def quadratic_coefficient(coarse_value: float, coarse_spacing: float, fine_value: float, fine_spacing: float) -> float:
@@ -186,8 +354,8 @@ def quadratic_coefficient(coarse_value: float, coarse_spacing: float, fine_value
 
 
 def spacing_for_error(k_coefficient: float, allowed_error: float) -> float:
-    """The spacing whose modelled error ``K h²`` is 81 % of ``allowed_error`` (a 0.9 margin on h)."""
-    return 0.9 * math.sqrt(allowed_error / k_coefficient)
+    """The ladder spacing whose modelled error ``K h²`` is at most 81 % of ``allowed_error`` (a 0.9 margin on h)."""
+    return on_ladder(0.9 * math.sqrt(allowed_error / k_coefficient))
 
 
 @dataclass(frozen=True)
@@ -209,7 +377,7 @@ def adaptive(
     """Richardson-controlled refinement of ``evaluate(h)``, a pessimistic bound decreasing in h.
 
     Starts with the pair (2h, h); while the estimated error of the finer value exceeds
-    ``tolerance(value)``, shrinks h by the factor the quadratic model asks for (between 0.1 and 0.5)
+    ``tolerance(value)``, shrinks h along the ladder by the factor the quadratic model asks for (2, 4 or 8)
     and re-estimates from the last pair. Raises :class:`OutOfTimeError` past the deadline.
     """
     with deadline_for(deadline):
@@ -230,6 +398,6 @@ def _adaptive(evaluate, *, spacing: float, tolerance, deadline: float | None) ->
             return AdaptiveValue(value=fine, spacing=fine_spacing, error_estimate=error)
         check_deadline(deadline)
         wanted = spacing_for_error(k_coefficient, allowed)
-        next_spacing = max(MIN_SPACING, min(0.5 * fine_spacing, max(0.1 * fine_spacing, wanted)))
+        next_spacing = max(MIN_SPACING, fine_spacing / 8, min(fine_spacing / 2, wanted))
         coarse, coarse_spacing = fine, fine_spacing
         fine, fine_spacing = evaluate(next_spacing), next_spacing

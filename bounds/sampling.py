@@ -170,7 +170,7 @@ class Mechanism:
         for (q, _, steps), composed in zip(segments, prefixes, strict=True):
             if self.sampling == "with_replacement":
                 left_out += steps * _mixture(q, dataset_size, total)[2]
-            epsilons.append(float(composed.get_epsilon_for_delta(delta - left_out)) - math.log1p(-left_out))
+            epsilons.append(pld.epsilon_for_delta(composed, delta - left_out) - math.log1p(-left_out))
         return epsilons
 
     def pld_delta(self, segments, epsilon: float, spacing: float, dataset_size: int | None) -> float:
@@ -467,8 +467,6 @@ class _GaussianMixture:
         return np.where(converged, exact, np.exp(special.log_ndtr(y / self.sigma)))
 
     def pld(self, spacing: float):
-        from dp_accounting.pld import privacy_loss_distribution
-
         bottom, top = (float(v) for v in self.loss(np.array([self.y_low, self.y_high]))[0])
         if self.shifts[0] == 0:
             bottom = min(bottom, float(self.log_probs[0]))
@@ -482,10 +480,7 @@ class _GaussianMixture:
             self.remove_profile(np.arange(remove_first, remove_last + 1) * spacing), spacing)
         add, add_infinity = _connect_the_dots(
             self.add_profile(np.arange(add_first, add_last + 1) * spacing), spacing)
-        return privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
-            _pmf(remove_first, remove), remove_infinity, spacing, pessimistic_estimate=True,
-            rounded_probability_mass_function_add=_pmf(add_first, add), infinity_mass_add=add_infinity,
-            symmetric=False)
+        return pld.from_masses(spacing, (remove_first, remove, remove_infinity), (add_first, add, add_infinity))
 
 
 class _PoissonPair(_GaussianMixture):
