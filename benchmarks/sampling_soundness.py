@@ -116,7 +116,7 @@ def shuffle_check(relation: str, case: dict, epsilon: float) -> float:
 def _reason(message: str) -> str:
     """A refusal's kind (the messages carry the numbers of each case)."""
     for marker, kind in (("grid points", "refused: PLD grid too large, no RDP bound"),
-                         ("above 100", "refused: ε above 100, no RDP bound"),
+                         ("checked for", "refused: ε above the PLD's checked range, no RDP bound"),
                          ("time budget", "refused: PLD time budget, no RDP bound")):
         if marker in message:
             return kind

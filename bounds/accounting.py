@@ -51,12 +51,12 @@ DEFAULT_TIME_BUDGET = 30.0
 MAX_STEPS = 10**9
 NOISE_MULTIPLIER_RANGE = (1e-2, 1e7)
 MIN_SAMPLE_RATE = 1e-12
-#: Above this ε the PLD's floating-point arithmetic is unreliable: benchmarks/sampling_soundness.py found answers
-#: that are not monotone in the spacing (±2e-5 relative at ε ≈ 216, δ = 1e-8, 44 518 steps, for dp-accounting's
-#: mixture PLD and ours alike; 1154.450 at h = 0.025 against 1154.462 at h/2) and overflow to ∞ near ε = 1000,
-#: while below 100 none of 10 000 cases was below its reference. PLD answers above it fall back to RDP, or are
-#: refused where there is no RDP bound.
-PLD_EPSILON_LIMIT = 100.0
+#: Above this ε PLD answers fall back to RDP (or are refused where there is no RDP bound). Until dp-accounting's
+#: ε reader was replaced (bounds/pld.py ``epsilon_for_delta``) the limit was 100: its e^-loss underflows above 745, so
+#: answers moved with the spacing (1154.450 at h = 0.025, 1154.462 at h/2). Now ε is monotone along the nested
+#: spacings (1153.5117, 1153.4985, …, 1153.4939 from h = 0.0512 down to 0.0016) and benchmarks/accounting.py checks
+#: answers up to 1e4 against the finer-spacing PLD and RDP; above 1e5 the grid would exceed its limit anyway.
+PLD_EPSILON_LIMIT = 1e5
 #: Largest data set (records or clients) a sampling that needs N accepts.
 MAX_DATASET_SIZE = 10**12
 #: Calibrated continuous values are searched on numbers with this many significant digits, so the
@@ -501,12 +501,13 @@ def _account(query: _Query, schedule: tuple[Segment, ...], *, accountant: str, t
         value = query.pld_answer(model, tuples, spacing)
         epsilon = value if query.unknown == "epsilon" else query.given
         if epsilon > PLD_EPSILON_LIMIT:
-            raise pld.PLDUnavailableError(f"ε ≈ {epsilon:.4g} is above {PLD_EPSILON_LIMIT:g}, where the PLD's "
-                                          "floating-point arithmetic is unreliable")
+            raise pld.PLDUnavailableError(f"ε ≈ {epsilon:.4g} is above {PLD_EPSILON_LIMIT:g}, beyond the range "
+                                          "fedplan's PLD is checked for")
         return value
 
     try:
-        answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance, grid),
+        answer = pld.adaptive(pld_value, spacing=pld.first_spacing(total_steps, scale, relative_tolerance, grid,
+                                                                     found.reference_spacing),
                               tolerance=query.allowed_error(relative_tolerance), deadline=_deadline(time_budget))
     except pld.PLDUnavailableError as failure:
         if rdp_result is None:
@@ -729,10 +730,10 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
     """
     target = problem.target_epsilon
     if target > PLD_EPSILON_LIMIT:
-        raise pld.PLDUnavailableError(f"target ε {target:g} is above {PLD_EPSILON_LIMIT:g}, where the PLD's "
-                                      "floating-point arithmetic is unreliable")
+        raise pld.PLDUnavailableError(f"target ε {target:g} is above {PLD_EPSILON_LIMIT:g}, beyond the range "
+                                      "fedplan's PLD is checked for")
     first_spacing = pld.first_spacing(problem.total_steps(rdp_answer.x), target, tolerance,
-                                      problem.grid_segments(rdp_answer.x))
+                                      problem.grid_segments(rdp_answer.x), problem.model.mechanism.reference_spacing)
     coarse_spacing = min(2 * first_spacing, pld.MAX_SPACING)
     limits = dict(target=target, increasing=problem.increasing, lower=problem.lower, upper=problem.upper,
                   integer=problem.integer, digits=CALIBRATION_DIGITS,
@@ -883,7 +884,7 @@ def _pld_at_the_end(problem: _Problem, end: Point, accountant: str, relative_tol
     if accountant != "pld" or problem.model.mechanism.exact_method:
         raise ValueError(_infeasible_message(problem, end, "exact" if problem.fast_mechanism.exact_method else "rdp"))
     spacing = pld.first_spacing(problem.total_steps(end.x), problem.target_epsilon, relative_tolerance,
-                                problem.grid_segments(end.x))
+                                problem.grid_segments(end.x), problem.model.mechanism.reference_spacing)
     try:
         value = problem.pld_epsilon(end.x, spacing)
     except pld.PLDUnavailableError:

@@ -338,11 +338,12 @@ def on_ladder(spacing: float) -> float:
     return min(MAX_SPACING, max(MIN_SPACING, REFERENCE_SPACING * 2.0**steps))
 
 
-def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float, segments=None) -> float:
-    """Spacing expected to meet the tolerance, ``κ T h² = tol · ε``, on the ladder and no coarser than the reference
-    spacing unless the grid of ``segments`` at it would exceed :data:`GRID_BUDGET` points."""
+def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float, segments=None,
+                  capped: bool = True) -> float:
+    """Spacing expected to meet the tolerance, ``κ T h² = tol · ε``, on the ladder and (``capped``) no coarser than
+    the reference spacing unless the grid of ``segments`` at it would exceed :data:`GRID_BUDGET` points."""
     wanted = math.sqrt(relative_tolerance * max(epsilon_scale, 1e-3) / (_KAPPA_GUESS * max(total_steps, 1)))
-    coarsest = REFERENCE_SPACING
+    coarsest = REFERENCE_SPACING if capped else MAX_SPACING
     if segments is not None:
         coarsest = max(coarsest, grid_width(segments, epsilon_scale) / GRID_BUDGET)
     return on_ladder(min(wanted, coarsest))

@@ -81,6 +81,13 @@ class Mechanism:
     bound: str = "tight"
 
     @property
+    def reference_spacing(self) -> bool:
+        """Whether PLD spacings stop at dp-accounting's 1e-4 (:data:`bounds.pld.REFERENCE_SPACING`): every sampling
+        but with-replacement, whose mixture steps cost up to 50× more per grid point (18 s at 1e-4 for q = 0.01,
+        T = 1e4, N = 1e4 under replace-one), so the tolerance alone chooses its spacing."""
+        return self.sampling != "with_replacement"
+
+    @property
     def accountants(self) -> tuple[str, ...]:
         return tuple(name for name, method in (("pld", self.pld_method), ("rdp", self.rdp_method),
                                                ("exact", self.exact_method)) if method)

@@ -86,9 +86,9 @@ def headline_metrics(values) -> None:
     else:
         columns[1].metric(f"ε per upload ({values['noise']})", f"{values['per_upload_epsilon']:.4g}",
                           help=f"{values['stages']} MAPA stages")
-    columns[2].metric("ε, tight", epsilon_text(values["tight_epsilon"]), delta=_unused(values["unused_budget"]),
-                      delta_color="off", help=f"{values['guarantee']}; sampling {values['sampling']}; "
-                                              f"{values['tight_accountant']}")
+    columns[2].metric(f"ε ({values['epsilon_label']})", epsilon_text(values["tight_epsilon"]),
+                      delta=_unused(values["unused_budget"]), delta_color="off",
+                      help=f"{values['guarantee']}; sampling {values['sampling']}; {values['tight_accountant']}")
     if values.get("paper_noise_multiplier") is not None:
         columns[3].metric("Paper's σ", f"{values['paper_noise_multiplier']:.4g}",
                           help="the noise multiplier the paper's own rule gives for this budget")

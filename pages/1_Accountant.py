@@ -16,7 +16,7 @@ import streamlit as st
 
 from fedplan.bounds import accounting, sampling
 from fedplan.pages.widgets import Form, report
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
 from fedplan.planner.uploads import segments_from_upload
 
@@ -103,7 +103,7 @@ def epsilon_page() -> None:
         return
     with right:
         first, middle, third = st.columns(3)
-        first.metric(f"ε ({pld['accountant'].upper()}, {pld['bound']})", epsilon_text(pld["epsilon"]))
+        first.metric(f"ε ({accountant_label(pld['accountant'], pld['bound'])})", epsilon_text(pld["epsilon"]))
         if rdp is not None and pld["accountant"] != "rdp":
             middle.metric("ε (RDP)", epsilon_text(rdp["epsilon"]))
             third.metric("RDP overstates ε by", f"{100 * (rdp['epsilon'] / pld['epsilon'] - 1):.1f} %")
@@ -146,7 +146,7 @@ def schedule_file_page() -> None:
     with right:
         first, second = st.columns(2)
         tight = results["pld"]
-        first.metric(f"ε ({tight['accountant'].upper()}, {tight['bound']})", epsilon_text(tight["epsilon"]))
+        first.metric(f"ε ({accountant_label(tight['accountant'], tight['bound'])})", epsilon_text(tight["epsilon"]))
         if "rdp" in results and tight["accountant"] != "rdp":
             second.metric("ε (RDP)", epsilon_text(results["rdp"]["epsilon"]))
         st.caption(tight.statement)
@@ -170,7 +170,8 @@ def calibration_page() -> None:
         return
     with right:
         first, second = st.columns(2)
-        first.metric(f"{parameter} ({answer['accountant'].upper()})", f"{answer['value']:.6g}",
+        label = accountant_label(answer["accountant"], answer["bound"])
+        first.metric(f"{parameter} ({label})", f"{answer['value']:.6g}",
                      help=f"ε = {epsilon_text(answer['epsilon'], 6)}")
         if answer["rdp_value"] is not None and answer["accountant"] == "pld":
             second.metric(f"{parameter} (RDP)", f"{answer['rdp_value']:.6g}")

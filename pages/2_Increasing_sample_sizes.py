@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedplan.bounds.accounting import round_up
 from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import VandijkSelect
 from fedplan.planner.vandijk import SAMPLING_NOTE, noise_against_growth_exponent
@@ -53,7 +53,7 @@ def results(report) -> None:
     second.metric("Constant-size rounds", f"{summary['constant_rounds']}")
     third.metric("Paper's δ at ε", f"{round_up(summary['delta'], 2):.2g}", help=f"δ = {summary['delta']!r}, rounded up")
     tight = plan.tight_pld or plan.tight_rdp
-    fourth.metric(f"Tight ε ({tight.accountant.upper()}) at that δ", epsilon_text(tight.epsilon))
+    fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)}) at that δ", epsilon_text(tight.epsilon))
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")
     if not summary["hypotheses_hold"]:
         st.warning("A hypothesis of the theorem fails for this plan (see the table).")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fedplan.bounds import accounting
 from fedplan.bounds.composition import group_privacy, per_member_budget
 from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.display import accountant_label
 from fedplan.planner.export import package_versions
 from fedplan.planner.recipes import GaussianRun, tight_gaussian
 from fedplan.planner.schedule import Schedule
@@ -58,7 +59,8 @@ def _solve(run: GaussianRun, *, target_epsilon: float | None, delta: float, nois
         return sigma, fields, privacy
     spent = accounting.get_epsilon(delta=delta, segments=run.segments(noise_multiplier), **run.model())
     fields = {"noise": "given", "noise_multiplier": noise_multiplier, "tight_epsilon": spent.epsilon,
-              "tight_accountant": f"{spent.accountant} ({spent.bound}): {spent.source}", "sampling": run.sampling,
+              "tight_accountant": f"{spent.accountant} ({spent.bound}): {spent.source}",
+              "epsilon_label": accountant_label(spent.accountant, spent.bound), "sampling": run.sampling,
               "neighboring_relation": run.neighboring_relation}
     privacy = {"mechanism": "gaussian", "unit": run.unit, **run.model(), "client_sample_rate": None, "delta": delta,
                "epsilon": spent.epsilon, "accountant": spent.accountant, "bound": spent.bound,

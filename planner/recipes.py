@@ -25,6 +25,7 @@ from fedplan.bounds.fedsgd_dpc import Problem
 from fedplan.bounds.theorem import Hypothesis, all_hold
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.adp2sgd import plan_adp2sgd
+from fedplan.planner.display import accountant_label
 from fedplan.planner.dpscd import plan_dpscd
 from fedplan.planner.estimate import estimate_constants
 from fedplan.planner.export import Schedule
@@ -151,6 +152,7 @@ def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: flo
     fields = {
         "noise": noise, "noise_multiplier": sigma, "tight_epsilon": spent.epsilon,
         "tight_accountant": f"{spent.accountant} ({spent.bound}): {spent.source}",
+        "epsilon_label": accountant_label(spent.accountant, spent.bound),
         "unused_budget": 1 - spent.epsilon / target, "sampling": run.sampling,
         "neighboring_relation": run.neighboring_relation, "guarantee": _GUARANTEE[run.unit],
         "paper_noise_multiplier": paper_noise_multiplier, "paper_claimed_epsilon": paper_claimed_epsilon,
@@ -258,6 +260,7 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
         "paper_unused_budget": 0.0, "guarantee": _GUARANTEE["example"], "sampling": "none (full local data, q = 1)",
         "neighboring_relation": "replace_one or add_or_remove_one",
         "tight_accountant": "pure ε (basic composition is exact at δ = 0): the paper's answer spends all of it",
+        "epsilon_label": "pure ε, exact",
         "bound": choice.bound,
     }
     schedule = plan.schedule()
@@ -399,6 +402,7 @@ def plan_mapa_recipe(request: RecipeInputs) -> RecipeResult:
         "tight_accountant": (f"optimal composition (Kairouz et al.) of {most} uploads per edge, for neighbouring "
                              "mini-batches (the paper's relation; per record up to b times more, since batches are "
                              "drawn with replacement); assumes round-robin uploads (edges of equal speed)"),
+        "epsilon_label": "optimal composition",
     }
     statement = (f"Per-upload ε = {per_upload:.6g} ({request.noise}): {most} uploads per edge compose to ε = "
                  f"{spent:.6g} at δ = {delta:g} (optimal composition), {100 * headline['unused_budget']:.2f} % of the "

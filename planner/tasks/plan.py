@@ -13,7 +13,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from fedplan.bounds import accounting
 from fedplan.bounds.sampling import SAMPLINGS
 from fedplan.planner.datasets import synthetic_logistic
 from fedplan.planner.export import FORMATS, check_export_options, write_schedule
@@ -22,6 +21,10 @@ from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, flag, real, text
 from fedplan.planner.uploads import dataset_from_upload
+
+#: Largest target ε a plan accepts: above it the guarantee means nothing in practice (the accountant itself answers
+#: far higher ε, bounds/accounting.py ``PLD_EPSILON_LIMIT``).
+MAX_PLAN_EPSILON = 100.0
 
 
 def _array(name: str, value) -> np.ndarray:
@@ -45,7 +48,7 @@ class Plan(Request):
 
     recipe: str = choice("increasing-sizes", help="the paper's recipe: " + "; ".join(
         f"{name}: {title}" for name, (title, _) in RECIPES.items()), choices=tuple(RECIPES))
-    target_epsilon: float = target_epsilon_field(1.0, high=accounting.PLD_EPSILON_LIMIT)
+    target_epsilon: float = target_epsilon_field(1.0, high=MAX_PLAN_EPSILON)
     target_delta: float = target_delta_field(1e-6)
     dataset: str = text("synthetic", help="synthetic (logistic), a scikit-learn set (breast_cancer, digits, …) or a "
                         "LIBSVM file; with features/labels given, only the name shown")

@@ -357,15 +357,24 @@ def test_mixture_profiles_grow_with_every_shift():
             assert np.all(getattr(after, profile)(epsilons) >= getattr(before, profile)(epsilons) - 1e-12)
 
 
-def test_huge_epsilons_leave_pld_for_rdp_or_are_refused():
-    """Far above ε = 100 the PLD is not monotone in the spacing and can overflow (the soundness run found 1154.450 at
-    spacing 0.025 against 1154.462 at 0.0125): above 100 the RDP bound (1184) is reported instead."""
+def test_large_epsilons_are_answered_by_the_pld():
+    """ε ≈ 1153: dp-accounting's ε reader underflows above 745 and moved with the spacing (1154.450 at h = 0.025,
+    1154.462 at h/2), so fedplan used to report RDP (1184.06) here. Read in log space, the PLD is monotone along the
+    nested spacings and below RDP; with-replacement sampling, which has no RDP bound, gets an answer too."""
     case = dict(noise_multiplier=0.3649127129028381, steps=75, delta=1e-8, dataset_size=419,
                 sample_rate=0.7040572792362768)
     result = accounting.get_epsilon(sampling="fixed_size", **case)
-    assert result.accountant == "rdp" and "above 100" in result.fallback_reason
-    assert result.epsilon == pytest.approx(1184.06, abs=0.01)
-    with pytest.raises(ValueError, match=r"above 100, .* has no RDP bound to fall back to; add noise"):
+    assert result.accountant == "pld" and result.fallback_reason is None
+    assert 1153.4938 <= result.epsilon <= 1153.52 < 1184.06  # the PLD at h = 0.0016 is 1153.49386
+    mixture = accounting.get_epsilon(sampling="with_replacement", **case)
+    assert mixture.accountant == "pld" and mixture.epsilon >= result.epsilon
+
+
+def test_epsilons_beyond_the_pld_grid_fall_back_to_rdp_or_are_refused():
+    case = dict(noise_multiplier=0.05, steps=1000, delta=1e-8, dataset_size=1000, sample_rate=1.0)
+    result = accounting.get_epsilon(sampling="fixed_size", **case)
+    assert result.accountant == "rdp" and result.epsilon > 1e5 and "grid points" in result.fallback_reason
+    with pytest.raises(ValueError, match=r"grid points.* has no RDP bound to fall back to; add noise"):
         accounting.get_epsilon(sampling="with_replacement", **case)
 
 

@@ -19,7 +19,7 @@ def app() -> AppTest:
 def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
     assert not app.exception and not app.error
     assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979
-    assert metric(app, "ε (PLD") == "5.1937"  # 5.19362 rounded up, never down
+    assert metric(app, "ε (PLD") == "5.1927"  # 5.19262 rounded up, never down
     assert metric(app, "ε (RDP)") == "5.6320"
     assert any("under Poisson sampling" in m.value and "add/remove-one" in m.value for m in app.caption)
 
@@ -29,8 +29,8 @@ def test_the_sampling_that_runs_is_accounted(app):
     app.selectbox[1].set_value("replace_one").run()
     assert not app.exception and not app.error
     # PLD of the symmetrised pair (docs/SAMPLING.md §1) and WBK'19's RDP, both at σ/2: far above Poisson's 5.19
-    assert float(metric(app, "ε (PLD, upper bound)")) > 2 * 5.1937
-    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD, upper bound)"))
+    assert float(metric(app, "ε (PLD upper bound)")) > 2 * 5.1937
+    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD upper bound)"))
     assert any("under fixed-size sampling" in m.value and "replace-one" in m.value for m in app.caption)
     app.selectbox[0].set_value("with_replacement").run()
     app.selectbox[1].set_value("add_or_remove_one").run()
@@ -39,23 +39,23 @@ def test_the_sampling_that_runs_is_accounted(app):
                            "s = qN draws is Binomial(s, 1/N)"]
     app.selectbox[0].set_value("shuffle").run()
     assert not app.exception and not app.error
-    assert float(metric(app, "ε (EXACT, upper bound)")) > 5.1937
+    assert float(metric(app, "ε (exact)")) > 5.1937
 
 
 def test_two_stage_sampling_from_the_page(app):
     app.text_input[5].set_value("0.1").run()  # clients join a round with probability 0.1
     assert not app.exception and not app.error
-    assert float(metric(app, "ε (PLD, upper bound)")) < 5.1937
+    assert float(metric(app, "ε (PLD upper bound)")) < 5.1937
     assert any("Two-stage sampling" in m.value for m in app.caption)
 
 
 def test_with_replacement_under_replace_one_from_the_page(app):
     app.text_input[4].set_value("10000").run()  # N = 10⁴: q·N = 100 draws per step
     app.selectbox[0].set_value("with_replacement").run()
-    add_remove = float(metric(app, "ε (PLD, upper bound)"))
+    add_remove = float(metric(app, "ε (PLD upper bound)"))
     app.selectbox[1].set_value("replace_one").run()
     assert not app.exception and not app.error
-    assert float(metric(app, "ε (PLD, upper bound)")) >= add_remove * (1 - 1e-3)
+    assert float(metric(app, "ε (PLD upper bound)")) >= add_remove * (1 - 1e-3)
     assert any("under with-replacement sampling" in m.value and "replace-one" in m.value for m in app.caption)
 
 
@@ -68,7 +68,7 @@ def test_bad_input_is_the_requests_message_under_its_widget(app):
     assert errors(app) == ["sample_rate must be a number; got 'abc'"]
     app.text_input[0].set_value("0.01")
     app.text_input[2].set_value("1e4").run()  # steps parse as on the command line
-    assert not app.error and metric(app, "ε (PLD") == "5.1937"
+    assert not app.error and metric(app, "ε (PLD") == "5.1927"
 
 
 def test_pld_points_on_the_curve(app):
@@ -85,7 +85,7 @@ def test_schedule_file_task_asks_for_a_file(app):
 def test_calibration_page(app):
     app.radio[0].set_value("Calibrate a parameter").run()
     assert not app.exception and not app.error
-    pld_sigma, rdp_sigma = float(metric(app, "noise_multiplier (PLD)")), float(metric(app, "noise_multiplier (RDP)"))
+    pld_sigma, rdp_sigma = float(metric(app, "noise_multiplier (PLD")), float(metric(app, "noise_multiplier (RDP)"))
     assert pld_sigma < rdp_sigma
     app.radio[1].set_value("steps").run()
-    assert not app.exception and int(float(metric(app, "steps (PLD)"))) > int(float(metric(app, "steps (RDP)")))
+    assert not app.exception and int(float(metric(app, "steps (PLD"))) > int(float(metric(app, "steps (RDP)")))

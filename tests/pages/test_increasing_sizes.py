@@ -22,7 +22,7 @@ def page():
 def test_corrected_plan_of_the_main_text_example(page):
     assert not page.exception and not page.error
     assert metric(page, "Rounds") == "185 / 185" and metric(page, "Constant-size rounds") == "1563"
-    assert float(metric(page, "Tight ε (RDP)")) == pytest.approx(0.1253, abs=1e-4)
+    assert float(metric(page, "ε (RDP upper bound)")) == pytest.approx(0.1253, abs=1e-4)
 
 
 def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):

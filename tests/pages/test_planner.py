@@ -16,8 +16,8 @@ def planner() -> AppTest:
 
 def test_planner_answers_the_default_question_with_a_schedule_and_downloads(planner):
     assert not planner.exception and not planner.error
-    assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier σ (tight)") == "1.275"
-    assert 0.99 <= float(metric(planner, "ε, tight")) <= 1.0
+    assert metric(planner, "Rounds") == "193" and metric(planner, "Noise multiplier σ (tight)") == "1.274"
+    assert 0.99 <= float(metric(planner, "ε (PLD, tight)")) <= 1.0
     assert metric(planner, "Paper's σ") == "7.554"
     assert float(metric(planner, "ε of the paper's σ (tight)")) == pytest.approx(0.1005, abs=2e-4)
     table = planner.dataframe[-1].value
@@ -37,13 +37,13 @@ def test_planner_switches_recipe_and_budget(planner):
     planner.selectbox[0].set_value("adp2sgd").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "ε, paper's claim") == "none"  # below Theorem 2's floor: no paper answer
-    assert 0.99 <= float(metric(planner, "ε, tight")) <= 1.0
+    assert 0.99 <= float(metric(planner, "ε (PLD, tight)")) <= 1.0
     planner.selectbox[0].set_value("mapa").run()
     assert not planner.exception and not planner.error
-    assert float(metric(planner, "ε of the paper's σ (tight)")) < float(metric(planner, "ε, tight")) <= 1.0
+    assert float(metric(planner, "ε of the paper's σ (tight)")) < float(metric(planner, "ε (PLD, tight)")) <= 1.0
     planner.selectbox[0].set_value("increasing-sizes")
     planner.text_input[0].set_value("2").run()
-    assert 1.98 <= float(metric(planner, "ε, tight")) <= 2.0
+    assert 1.98 <= float(metric(planner, "ε (PLD, tight)")) <= 2.0
     assert int(metric(planner, "Rounds")) < 193
 
 
@@ -51,7 +51,7 @@ def test_planner_paper_noise_is_one_switch_away(planner):
     planner.radio[1].set_value("paper").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "Noise multiplier σ (paper)") == "7.554" == metric(planner, "Paper's σ")
-    assert float(metric(planner, "ε, tight")) == pytest.approx(0.1005, abs=2e-4)
+    assert float(metric(planner, "ε (PLD, tight)")) == pytest.approx(0.1005, abs=2e-4)
 
 
 @pytest.mark.parametrize(("box", "text", "field", "value"), [
