@@ -10,10 +10,11 @@ Runs execute in local processes (``concurrent.futures``, the default), in this p
 new local Dask cluster (``scheduler="local"``) or on a running one (``scheduler="tcp://HOST:PORT"``). Runs are
 grouped by data set (the seed and the request's data fields): a process works through one group at a time and
 builds its data set and client split once, shared by the group's runs. The calling process works too, helper
-processes start only when the work left is worth their start-up (the result says when fewer processes ran than
-were asked), and small runs travel in batches, so more processes are never slower than one
-(``benchmarks/sweep.py``). Rows arrive in completion order; the table is sorted by run number, and a run's numbers
-depend only on its options and seed, so every backend gives the same table (except ``wall_time_s``).
+processes start only when the work left is worth their start-up and only onto cores other programs leave idle (the
+result says when fewer processes ran than were asked), and small runs travel in batches, so more processes are never
+slower than one (``benchmarks/sweep.py``). Rows arrive in completion order; the table is sorted by run number, and
+a run's numbers depend only on its options and seed, so every backend gives the same table (except
+``wall_time_s``).
 
 Config (YAML or a mapping)::
 
@@ -111,7 +112,7 @@ START_COLD_SECONDS = 2.0
 START_WARM_SECONDS = 0.05
 #: Helpers start only when the work left, at the fastest pace measured in this process, exceeds this many times
 #: their start-up (they help once it is more than once).
-START_MARGIN = 1.5
+START_MARGIN = 1.25
 #: A helper needs a CPU core that other programs left idle at least this share of the time (measured while this
 #: process runs runs, over at least IDLE_WINDOW_SECONDS): on a busy machine more processes only share the same cores.
 IDLE_SHARE = 0.8
@@ -550,15 +551,20 @@ def _helper_starts(modules: list[str]) -> None:
 
 
 class _Pace:
-    """How long one run takes here (a running mean), and from it how many runs one task should carry.
+    """How fast runs go here, and from it how many runs one task should carry and how long the runs left take.
 
     A task of a pool or a cluster costs a round trip (pickling, scheduling, a result message: milliseconds);
-    small runs are batched so that a task carries about ``TASK_SECONDS`` of work, and no more than a share of
-    what is left, so that every process still gets work to the end.
+    small runs are batched so that a task carries about ``TASK_SECONDS`` of work (at the mean time of a run), and no
+    more than a share of what is left, so that every process still gets work to the end. The work of a run is its
+    request's :func:`~planner.tasks.simulate.estimated_seconds` (updates × features, as the time limit counts them;
+    1 for every run if one has none), so the first runs of a sweep of short and long ones stand for their own kind.
     """
 
-    def __init__(self) -> None:
-        self.seconds, self.runs, self.fastest = 0.0, 0, math.inf
+    def __init__(self, runs: list[Run]) -> None:
+        work = {run.index: estimated_seconds(run.request) for run in runs}
+        self.work = work if all(work.values()) else dict.fromkeys(work, 1.0)
+        self.total_work = self.work_left = math.fsum(self.work.values())
+        self.seconds, self.runs, self.fastest = 0.0, 0, math.inf  # fastest: seconds per unit of work
 
     def timed(self, run: Run, data: _SharedData) -> dict:
         """The row of ``run``, executed here with ``data`` shared."""
@@ -566,14 +572,15 @@ class _Pace:
         with data.active(_data_key(run)):
             row = execute(run)
         seconds = time.perf_counter() - start
-        self.seconds, self.runs, self.fastest = self.seconds + seconds, self.runs + 1, min(self.fastest, seconds)
+        self.seconds, self.runs = self.seconds + seconds, self.runs + 1
+        self.fastest, self.work_left = min(self.fastest, seconds / self.work[run.index]), \
+            self.work_left - self.work[run.index]
         return row
 
-    def seconds_left(self, left: int) -> float:
-        """The time ``left`` more runs take at least: at the pace of the fastest run so far (a run slowed down by
-        another program on a busy machine, or by a first call's set-up, does not make the work look longer; none
-        timed yet: 0)."""
-        return left * self.fastest if self.runs else 0.0
+    def seconds_for(self, work: float) -> float:
+        """The time ``work`` takes at least: at the fastest pace so far (a run slowed down by another program on a
+        busy machine, or by a first call's set-up, does not make the work look longer; none timed yet: 0)."""
+        return work * self.fastest if self.runs else 0.0
 
     def batch_size(self, left: int, processes: int) -> int:
         if not self.runs:
@@ -733,13 +740,14 @@ class _Local:
         self.used, self.note = 1, ""
 
     def rows(self) -> Iterator[dict]:
-        groups, pace, data, cores, known = _Groups(self.runs), _Pace(), _SharedData(), _IdleCores(), set(sys.modules)
+        groups, pace, data = _Groups(self.runs), _Pace(self.runs), _SharedData()
+        cores, known = _IdleCores(), set(sys.modules)
         helpers, idle = None, None  # idle: the idle cores measured when the work left was found worth helpers
         pools, used, pending, busy = [], set(), {}, Counter()  # pending: future → its pool; busy: pool → its batches
         try:
             while groups or pending:
                 if idle is None and self.processes > 1 \
-                        and pace.seconds_left(len(groups)) > START_MARGIN * _start_seconds():
+                        and pace.seconds_for(pace.work_left) > START_MARGIN * _start_seconds():
                     idle = cores.now()
                     wanted = 0 if idle is None else min(self.processes - 1, int(idle / IDLE_SHARE))
                     if wanted:
@@ -779,9 +787,9 @@ class _Local:
             return ""
         ran = "this process alone" if self.used == 1 else f"{self.used} of {self.processes} processes"
         if idle is None:
-            return (f"ran in {ran}: its {len(self.runs)} runs take at least {pace.seconds_left(len(self.runs)):.2f} s "
-                    f"(at {pace.fastest * 1e3:.3g} ms, its fastest), less than {START_MARGIN:g} × the "
-                    f"{_start_seconds():g} s helper processes take to start")
+            return (f"ran in {ran}: its {len(self.runs)} runs take at least {pace.seconds_for(pace.total_work):.2f} s "
+                    f"(at the pace of its fastest), less than {START_MARGIN:g} × the {_start_seconds():g} s helper "
+                    "processes take to start")
         if started < self.processes - 1:
             return (f"ran in {ran}: other programs left {idle:.1f} of the machine's {_default_processes()} cores idle, "
                     "and more processes only share the same cores")
@@ -816,7 +824,7 @@ class _Dask:
         distributed = optional_import("distributed", purpose="a sweep on a Dask cluster")
         data = _SharedData()
         try:
-            groups, pace = _Groups(self.runs), _Pace()
+            groups, pace = _Groups(self.runs), _Pace(self.runs)
             yield pace.timed(groups.take(self, 1)[0], data)
             workers = max(1, len(self.client.scheduler_info()["workers"]))
             batches = []

@@ -340,10 +340,10 @@ def test_a_sweep_shorter_than_starting_a_helper_or_on_a_busy_machine_runs_here_a
     result = run_sweep(sweep=sweep, processes=2)
     assert (result.backend, result.processes_used) == ("2 processes", 1)
     assert result.note.startswith("ran in this process alone: its 4 runs take at least ")
-    assert "less than 1.5 × the 2 s helper processes take to start" in result.note
+    assert "less than 1.25 × the 2 s helper processes take to start" in result.note
     assert f"It {result.note}." in result.to_dict()["statement"]
     monkeypatch.setattr(sweeps, "_fork_server_up", True)  # a later sweep: a helper is a fork of the running server
-    assert "less than 1.5 × the 0.05 s helper" in run_sweep(sweep=sweep, processes=2).note
+    assert "less than 1.25 × the 0.05 s helper" in run_sweep(sweep=sweep, processes=2).note
     monkeypatch.setattr(sweeps, "START_WARM_SECONDS", 0.0)
     monkeypatch.setattr(sweeps._IdleCores, "now", lambda self: 0.7)
     busy = run_sweep(sweep=sweep, processes=2)
@@ -352,8 +352,20 @@ def test_a_sweep_shorter_than_starting_a_helper_or_on_a_busy_machine_runs_here_a
     assert run_sweep(sweep=sweep, processes=1).note == ""
 
 
+def test_the_work_left_is_weighed_by_each_run_s_estimate_at_the_fastest_pace_measured():
+    sweep = tiny_sweep(grid={"rounds": [10, 100], "buffer_size": [2, 4]})
+    pace = sweeps._Pace(sweep.runs())
+    assert [pace.work[index] / pace.work[0] for index in range(4)] == [1, 2, 10, 20]  # updates: rounds × buffer size
+    assert pace.seconds_for(pace.work_left) == 0  # nothing timed yet
+    pace.timed(sweep.runs()[0], sweeps._SharedData())
+    assert pace.work_left == pytest.approx(32 * pace.work[0])
+    assert pace.seconds_for(pace.work_left) == pytest.approx(32 * pace.seconds)
+    pace.fastest /= 2  # a faster run later: the work left takes at least that pace
+    assert pace.seconds_for(pace.work_left) == pytest.approx(16 * pace.seconds)
+
+
 def test_small_runs_travel_in_batches_that_leave_every_process_work():
-    pace = sweeps._Pace()
+    pace = sweeps._Pace([])
     assert pace.batch_size(100, 2) == 1  # nothing timed yet
     pace.seconds, pace.runs = 0.01, 10  # 1 ms a run: 0.2 s of work would be 200 runs, but 100 left share 4 ways
     assert pace.batch_size(100, 2) == 25 and pace.batch_size(7, 2) == 2
