@@ -764,7 +764,7 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
         predicted = anchor.value - k_coefficient * (coarse_spacing**2 - fine_spacing**2)
         known, start = (), _predicted_crossing(Point(anchor.x, predicted), slope, target * (1 - 1.5e-4))
     fine = find_boundary(lambda x: problem.pld_epsilon(x, fine_spacing), start=start, known=known, slope=slope,
-                         first_step=0.01, ftol=3e-4, xtol=1e-6, **limits)
+                         first_step=0.01, ftol=3e-5, xtol=1e-6, **limits)
     error = k_coefficient * fine_spacing**2
     return fine.safe, fine_spacing, error, 1 + coarse.evaluations + 1 + fine.evaluations
 

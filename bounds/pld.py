@@ -290,30 +290,44 @@ def _pmfs(distribution) -> list[tuple[np.ndarray, np.ndarray, float]]:
 
 
 def _epsilon_for_delta(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, delta: float) -> float:
-    """Smallest ε ≥ 0 with δ(ε) = m∞ + Σ_{l_i > ε} p_i (1 − e^{ε − l_i}) ≤ δ, for one discrete PLD.
+    """Smallest ε ≥ 0 with δ(ε) = m∞ + Σ_{l_i > ε} p_i (1 − e^{ε − l_i}) ≤ δ, for one discrete PLD on a uniform grid.
 
-    On (l_{k−1}, l_k], δ(ε) = A_k − e^ε S_k with A_k = m∞ + Σ_{i ≥ k} p_i and S_k = Σ_{i ≥ k} p_i e^{−l_i}; S is
-    kept as a logarithm (a reversed ``logaddexp`` scan), so losses far above 700 neither overflow nor vanish.
+    At the loss l_j, δ(l_j) = A_j − C_j with A_j = m∞ + Σ_{i > j} p_i and C_j = Σ_{i > j} p_i e^{l_j − l_i}; C obeys
+    C_j = e^{−h} (p_{j+1} + C_{j+1}), one linear filter over the reversed masses (every factor ≤ 1: nothing overflows
+    or underflows at any ε). Past the last l_j with δ(l_j) > δ, δ(ε) = A_j − e^{ε − l_j} C_j, solved in closed form.
     The same answer as dp-accounting's ``get_epsilon_for_delta``, which walks the losses one by one in Python
-    (0.1 s for a 10⁶-point PMF; this takes 0.02 s) and loses S to underflow above ε ≈ 745.
+    (0.1 s for a 10⁶-point PMF; this takes 0.01 s) and, computing e^−loss, loses C to underflow above ε ≈ 745.
     """
+    from scipy import signal
+
     if infinity_mass > delta:
         return math.inf
-    positive = losses > 0  # ε ≥ 0: δ(0) ≤ δ is answered by ε = 0, and below 0 nothing is needed
-    losses, probs = losses[positive], probs[positive]
+    # ε ≥ 0: δ(0) ≤ δ is answered by ε = 0, and below 0 nothing is needed. And δ(ε) ≥ B(ε + log 2) / 2 with B(x) the
+    # mass above x, so ε ≥ x − log 2 wherever B(x) > 2δ: only the losses from there up are read.
+    start = int(np.searchsorted(losses, 0.0, side="right"))
+    losses, probs = losses[start:], probs[start:]
+    top_masses = np.cumsum(probs[::-1])
+    crossing = int(np.searchsorted(top_masses, 2 * delta - infinity_mass, side="right"))  # B(l_j) > 2δ at j = n−2−it
+    if crossing < len(probs) - 1:
+        first = max(0, len(probs) - 2 - crossing - math.ceil(math.log(2) / (losses[1] - losses[0])) - 1)
+        losses, probs = losses[first:], probs[first:]
     if probs.size == 0:
         return 0.0
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(probs) - losses
-    log_s = np.logaddexp.accumulate(log_weights[::-1])[::-1]
-    mass_above = infinity_mass + np.cumsum(probs[::-1])[::-1]
-    # δ at each loss l_j but the last (there δ = m∞ ≤ δ): the terms with i > j
-    at_losses = mass_above[1:] - np.exp(losses[:-1] + log_s[1:])
-    exceeding = np.flatnonzero(at_losses > delta)
-    k = int(exceeding[-1]) + 1 if exceeding.size else 0
-    if mass_above[k] <= delta:
+    decay = math.exp(-(losses[1] - losses[0])) if probs.size > 1 else 0.0
+    masses = probs[::-1]  # index k is the loss l_{n−1−k}
+    weighted = signal.lfilter([0.0, decay], [1.0, -decay], masses)  # C at l_{n−1−k}
+    above = infinity_mass + np.concatenate(([0.0], np.cumsum(masses)[:-1]))  # A at l_{n−1−k}
+    exceeding = np.flatnonzero(above - weighted > delta)
+    if exceeding.size:
+        k = int(exceeding[0])
+        mass, scaled, base = above[k], weighted[k], losses[-1 - k]
+    else:  # ε lies below the first positive loss
+        mass, scaled, base = infinity_mass + float(masses.sum()), masses[-1] + weighted[-1], losses[0]
+    if mass <= delta:
         return 0.0
-    return max(float(math.log(mass_above[k] - delta) - log_s[k]), 0.0)
+    if scaled <= 0:  # every mass above is too small to register: the next loss up is a valid answer
+        return float(losses[min(len(losses) - 1, len(losses) - k)]) if exceeding.size else float(losses[0])
+    return max(float(base + math.log((mass - delta) / scaled)), 0.0)
 
 
 def _delta_for_epsilon(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, epsilon: float) -> float:
