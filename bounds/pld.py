@@ -361,11 +361,13 @@ def on_ladder(spacing: float) -> float:
 def first_spacing(total_steps: int, epsilon_scale: float, relative_tolerance: float, segments=None,
                   capped: bool = True) -> float:
     """Spacing expected to meet the tolerance, ``κ T h² = tol · ε``, on the ladder and (``capped``) no coarser than
-    the reference spacing unless the grid of ``segments`` at it would exceed :data:`GRID_BUDGET` points."""
+    the reference spacing unless the grid of ``segments`` at it, times their number of distinct segments, would
+    exceed :data:`GRID_BUDGET` points (193 one-step segments at 1e-4 overran the 30 s budget of a calibration)."""
     wanted = math.sqrt(relative_tolerance * max(epsilon_scale, 1e-3) / (_KAPPA_GUESS * max(total_steps, 1)))
     coarsest = REFERENCE_SPACING if capped else MAX_SPACING
-    if segments is not None:
-        coarsest = max(coarsest, grid_width(segments, epsilon_scale) / GRID_BUDGET)
+    if segments is not None:  # every distinct segment is one more composition of the whole grid
+        distinct = len(grouped_segments(segments))
+        coarsest = max(coarsest, grid_width(segments, epsilon_scale) * distinct / GRID_BUDGET)
     return on_ladder(min(wanted, coarsest))
 
 

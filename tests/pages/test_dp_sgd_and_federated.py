@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import fedplan
+from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.practice import DPSGD
 from tests.pages.helpers import error_under, errors, open_page, refusal
 
@@ -38,7 +39,7 @@ def test_a_noise_multiplier_gives_its_epsilon_and_a_user_bound(page):
     assert not page.exception and not page.error
     expected = fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=15, noise_multiplier=1.1, delta=1e-5,
                               max_examples_per_user=4)
-    assert metrics(page)[1] == ("ε", f"{expected['epsilon']:.4f}")
+    assert metrics(page)[1] == ("ε", epsilon_text(expected["epsilon"]))  # shown rounded up, never down
     assert page.info[0].value == f"Per user: {expected['user_guarantee']}."
 
 
