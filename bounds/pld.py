@@ -322,7 +322,7 @@ def _epsilon_for_delta(losses: np.ndarray, probs: np.ndarray, infinity_mass: flo
     decay = math.exp(-(losses[1] - losses[0])) if probs.size > 1 else 0.0
     masses = probs[::-1]  # index k is the loss l_{n−1−k}
     weighted = signal.lfilter([0.0, decay], [1.0, -decay], masses)  # C at l_{n−1−k}
-    above = infinity_mass + np.concatenate(([0.0], np.cumsum(masses)[:-1]))  # A at l_{n−1−k}
+    above = infinity_mass + np.concatenate(([0.0], top_masses[:len(masses) - 1]))  # A: the slice kept the top
     exceeding = np.flatnonzero(above - weighted > delta)
     if exceeding.size:
         k = int(exceeding[0])
