@@ -744,9 +744,9 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
 
     pld.check_deadline(deadline)
     at_rdp_answer = Point(rdp_answer.x, coarse_epsilon(rdp_answer.x))
-    coarse = find_boundary(coarse_epsilon, start=_rdp_shaped_guess(problem, rdp_answer, at_rdp_answer),
-                           known=(at_rdp_answer,), slope=_rdp_slope(problem, rdp_answer), first_step=0.02,
-                           ftol=2e-3, xtol=1e-4, **limits)
+    start, first_step = _coarse_start(problem, rdp_answer, at_rdp_answer)
+    coarse = find_boundary(coarse_epsilon, start=start, known=(at_rdp_answer,), slope=_rdp_slope(problem, rdp_answer),
+                           first_step=first_step, ftol=2e-3, xtol=1e-4, approximate=True, **limits)
     anchor = coarse.safe
     slope = _slope_near(coarse.points, anchor)
 
@@ -762,11 +762,36 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
         known, start = coarse.points, anchor.x
     else:
         predicted = anchor.value - k_coefficient * (coarse_spacing**2 - fine_spacing**2)
-        known, start = (), _predicted_crossing(Point(anchor.x, predicted), slope, target * (1 - 1.5e-4))
+        # aim at the middle of the band the search accepts (ftol 3e-5), so that one evaluation often ends it; an
+        # integer parameter has no band: start at the last integer on the safe side of the predicted crossing, so
+        # that two evaluations (it and the next) end the search when the prediction holds
+        known = ()
+        if problem.integer:
+            crossing = _predicted_crossing(Point(anchor.x, predicted), slope, target)
+            start = math.floor(crossing) if problem.increasing else math.ceil(crossing)
+        else:
+            start = _predicted_crossing(Point(anchor.x, predicted), slope, target * (1 - 1.5e-5))
     fine = find_boundary(lambda x: problem.pld_epsilon(x, fine_spacing), start=start, known=known, slope=slope,
                          first_step=0.01, ftol=3e-5, xtol=1e-6, **limits)
     error = k_coefficient * fine_spacing**2
     return fine.safe, fine_spacing, error, 1 + coarse.evaluations + 1 + fine.evaluations
+
+
+#: How far (a factor in x) from the RDP answer the coarse PLD search may start. Where PLD and RDP differ by orders of
+#: magnitude (q·T ≪ 1 at small σ: PLD/RDP = 0.0055 at q = 1e-5, σ = 0.5276, T = 559, δ = 1e-5) one ratio sends the
+#: RDP-shaped start to the end of the range (q = 1, or T = 8.8e6 where the answer is 555), whose PLD alone took
+#: 0.6–1.5 s; beyond this reach the search starts at the reach instead and takes long steps along the PLD's own slope.
+_GUESS_REACH = 4.0
+
+
+def _coarse_start(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> tuple[float, float]:
+    """(start, first step) of the coarse PLD search: the RDP-shaped guess if it lies within :data:`_GUESS_REACH` of
+    the RDP answer (short first step: the guess is close), else the reach in its direction (long first step)."""
+    guess = _rdp_shaped_guess(problem, rdp_answer, at_rdp_answer)
+    if rdp_answer.x <= 0 or guess <= 0 or abs(math.log(guess / rdp_answer.x)) <= math.log(_GUESS_REACH):
+        return guess, 0.02
+    reach = _GUESS_REACH if guess > rdp_answer.x else 1 / _GUESS_REACH
+    return rdp_answer.x * reach, 0.5
 
 
 def _rdp_shaped_guess(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> float:

@@ -70,6 +70,7 @@ def find_boundary(
     xtol: float = 1e-6,
     max_evaluations: int = 60,
     before_evaluation: Callable[[], None] = lambda: None,
+    approximate: bool = False,
 ) -> Boundary:
     """Best ``x`` in ``[lower, upper]`` with ``evaluate(x) ≤ target``.
 
@@ -80,7 +81,8 @@ def find_boundary(
     is used while fewer than two points are known. Stops when a safe point is within
     ``ftol·target`` of the target (continuous ``x`` only), when the bracket is narrower than
     ``xtol`` in ``log x`` or has no grid point inside, or when the safe end is pinned at a bound.
-    ``before_evaluation`` runs before each evaluation (deadline checks). Raises
+    ``before_evaluation`` runs before each evaluation (deadline checks). ``approximate`` applies ``ftol`` and
+    ``xtol`` to integer ``x`` too (a search whose answer only seeds a finer one need not pin the last integer). Raises
     :class:`NoBoundaryError` if no safe point is found.
     """
     direction = 1.0 if increasing else -1.0  # moving x up moves ε in this direction
@@ -115,12 +117,13 @@ def find_boundary(
             return False
         if (safe.x >= upper) if increasing else (safe.x <= lower):
             return True
-        if not integer and safe.value >= target * (1 - ftol):
+        continuous = approximate or not integer
+        if continuous and safe.value >= target * (1 - ftol):
             return True
         if unsafe is None:
             return False
         middle = snap(0.5 * (safe.x + unsafe.x))
-        return middle in (safe.x, unsafe.x) or (not integer and abs(math.log(unsafe.x / safe.x)) <= xtol)
+        return middle in (safe.x, unsafe.x) or (continuous and abs(math.log(unsafe.x / safe.x)) <= xtol)
 
     def propose_inside() -> float:
         safe, unsafe = state["safe"], state["unsafe"]

@@ -221,3 +221,22 @@ def test_spacings_are_on_the_ladder_and_never_looser_than_dp_accounting_at_its_d
         assert exponent == round(exponent) and exponent <= 0
         theirs = dp_accounting_pld(q, sigma, 1e-4).self_compose(steps).get_epsilon_for_delta(1e-5)
         assert ours.epsilon <= theirs * (1 + 1e-7)  # the same spacing at best: equal up to FFT rounding
+
+
+def test_sides_in_two_threads_are_the_sides_in_one(monkeypatch):
+    # both_sides runs the add side in a worker thread above PARALLEL_FROM points: the same arrays, bit for bit
+    from fedplan.bounds import sampling
+
+    def build():
+        step = sampling._PoissonPair(3e-3, 0.4).pld(1e-4)
+        return step, pld._self_composed(step, 300)
+
+    monkeypatch.setattr(pld, "PARALLEL_FROM", 1)
+    threaded = build()
+    monkeypatch.setattr(pld, "PARALLEL_FROM", 10**12)
+    serial = build()
+    for mine, reference in zip(threaded, serial, strict=True):
+        for side in ("_pmf_remove", "_pmf_add"):
+            a, b = getattr(mine, side), getattr(reference, side)
+            assert a._lower_loss == b._lower_loss and np.array_equal(a._probs, b._probs)
+            assert a._infinity_mass == b._infinity_mass

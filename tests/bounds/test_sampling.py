@@ -467,3 +467,25 @@ def test_closed_form_poisson_step_is_dp_accountings_connect_the_dots_pld(q, sigm
             expected = reference.get_delta_for_epsilon(epsilon)
             if expected >= 1e-9:
                 assert mine.get_delta_for_epsilon(epsilon) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("q, sigma", [(3.27e-3, 0.21), (0.5, 1.0), (1.0, 0.8), (1e-6, 2.0), (0.01, 1.1), (0.2, 0.05)])
+def test_closed_form_poisson_profiles_are_the_mixtures(q, sigma):
+    """The Poisson pair's closed-form profiles (two log-Φ a point) against the generic two-component mixture's
+    (three log-Φ and a log-sum-exp), on losses from -60 to 60: the same numbers to rounding."""
+    pair = sampling._PoissonPair(q, sigma)
+    losses = np.linspace(-60.0, 60.0, 40_001)
+    for closed, generic in ((pair.remove_profile, sampling._GaussianMixture.remove_profile),
+                            (pair.add_profile, sampling._GaussianMixture.add_profile)):
+        mine, reference = closed(losses), generic(pair, losses)
+        assert np.all(np.isfinite(mine)) and np.all(mine >= 0)
+        assert np.abs(mine - reference).max() < 1e-14
+        # relative agreement too, except where both forms cancel (q = 1: terms near 1, their difference near 1e-16)
+        large = reference > (1e-200 if q < 1 else 1e-12)
+        assert np.abs(mine[large] / reference[large] - 1).max() < 1e-9
+    # where the remove pair's loss has no root (ε ≤ log(1 - q)) the profile is 1 - e^ε, and the add pair's is 0
+    # above -log(1 - q), the largest loss of Q against P
+    if q < 1:
+        below = math.log1p(-q) - 0.5
+        assert pair.remove_profile(np.array([below]))[0] == pytest.approx(-math.expm1(below), rel=1e-11)
+        assert pair.add_profile(np.array([-math.log1p(-q) + 1e-3]))[0] == 0.0

@@ -91,3 +91,15 @@ def test_before_evaluation_can_stop_the_search():
     with pytest.raises(StopError):
         find_boundary(lambda x: x, target=1.0, increasing=True, start=0.5, lower=1e-3, upper=10,
                       before_evaluation=stop)
+
+
+def test_approximate_integer_search_stops_in_the_band():
+    # a seeding search on integers need not pin the last integer: it stops once a safe point is within ftol
+    evaluate, calls = counting(lambda x: x / 10_000)
+    exact = find_boundary(evaluate, target=1.0, increasing=True, start=9_000, lower=1, upper=1e6, integer=True)
+    assert exact.safe.x == 10_000
+    evaluate, approximate_calls = counting(lambda x: x / 10_000)
+    rough = find_boundary(evaluate, target=1.0, increasing=True, start=9_000, lower=1, upper=1e6, integer=True,
+                          ftol=2e-3, approximate=True)
+    assert 1.0 * (1 - 2e-3) <= rough.safe.value <= 1.0 and rough.safe.x == int(rough.safe.x)
+    assert len(approximate_calls) < len(calls)
