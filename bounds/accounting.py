@@ -720,7 +720,9 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
 
     1. Coarse search at twice the spacing :func:`bounds.pld.first_spacing` expects to suffice,
        started where the RDP curve, scaled by the PLD/RDP ratio seen at the RDP answer, meets the
-       target (RDP-first bracketing: the RDP solves cost milliseconds).
+       target (RDP-first bracketing: the RDP solves cost milliseconds); where that guess lies beyond
+       :data:`_GUESS_REACH` of the RDP answer (PLD and RDP far apart), a scout search on a grid
+       :data:`_SCOUT_FACTOR` times coarser finds the crossing first (:func:`_coarse_start`).
     2. Richardson from one more, cheaper evaluation at twice the coarse spacing:
        ε(h) = ε* + K h² gives K and the spacing that meets the tolerance.
     3. Fine search at that spacing (never coarser than the first spacing, so on the ladder and at
@@ -745,8 +747,18 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
     pld.check_deadline(deadline)
     at_rdp_answer = Point(rdp_answer.x, coarse_epsilon(rdp_answer.x))
     start, first_step = _coarse_start(problem, rdp_answer, at_rdp_answer)
-    coarse = find_boundary(coarse_epsilon, start=start, known=(at_rdp_answer,), slope=_rdp_slope(problem, rdp_answer),
-                           first_step=first_step, ftol=2e-3, xtol=1e-4, approximate=True, **limits)
+    known, slope, scouted = (at_rdp_answer,), _rdp_slope(problem, rdp_answer), 0
+    scout_spacing = min(_SCOUT_FACTOR * coarse_spacing, pld.MAX_SPACING)
+    if first_step > _NEAR_STEP and scout_spacing > coarse_spacing:
+        # far from the RDP answer: find the crossing roughly on a grid 8× coarser (an 8th of the cost per
+        # evaluation; its ε is larger, so its crossing lies on the safe side of the coarse one)
+        scout = find_boundary(lambda x: problem.pld_epsilon(x, scout_spacing), start=start, slope=slope,
+                              first_step=first_step, ftol=1e-2, xtol=1e-3, approximate=True, **limits)
+        scouted += scout.evaluations
+        known, start, first_step = (at_rdp_answer,), scout.safe.x, _NEAR_STEP
+        slope = _slope_near(scout.points, scout.safe) or slope
+    coarse = find_boundary(coarse_epsilon, start=start, known=known, slope=slope, first_step=first_step, ftol=2e-3,
+                           xtol=1e-4, approximate=True, **limits)
     anchor = coarse.safe
     slope = _slope_near(coarse.points, anchor)
 
@@ -774,7 +786,7 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
     fine = find_boundary(lambda x: problem.pld_epsilon(x, fine_spacing), start=start, known=known, slope=slope,
                          first_step=0.01, ftol=3e-5, xtol=1e-6, **limits)
     error = k_coefficient * fine_spacing**2
-    return fine.safe, fine_spacing, error, 1 + coarse.evaluations + 1 + fine.evaluations
+    return fine.safe, fine_spacing, error, 1 + scouted + coarse.evaluations + 1 + fine.evaluations
 
 
 #: How far (a factor in x) from the RDP answer the coarse PLD search may start. Where PLD and RDP differ by orders of
@@ -782,16 +794,25 @@ def _solve_pld(problem: _Problem, rdp_answer: Point, tolerance: float, deadline:
 #: RDP-shaped start to the end of the range (q = 1, or T = 8.8e6 where the answer is 555), whose PLD alone took
 #: 0.6–1.5 s; beyond this reach the search starts at the reach instead and takes long steps along the PLD's own slope.
 _GUESS_REACH = 4.0
+#: First step of the coarse search when it starts at the RDP-shaped guess (close), and the grid factor of the scout
+#: search that runs first when the guess is beyond reach.
+_NEAR_STEP = 0.02
+_SCOUT_FACTOR = 8
 
 
 def _coarse_start(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> tuple[float, float]:
     """(start, first step) of the coarse PLD search: the RDP-shaped guess if it lies within :data:`_GUESS_REACH` of
     the RDP answer (short first step: the guess is close), else the reach in its direction (long first step)."""
     guess = _rdp_shaped_guess(problem, rdp_answer, at_rdp_answer)
-    if rdp_answer.x <= 0 or guess <= 0 or abs(math.log(guess / rdp_answer.x)) <= math.log(_GUESS_REACH):
-        return guess, 0.02
-    reach = _GUESS_REACH if guess > rdp_answer.x else 1 / _GUESS_REACH
-    return rdp_answer.x * reach, 0.5
+    if rdp_answer.x <= 0 or guess <= 0:
+        return guess, _NEAR_STEP
+    if min(rdp_answer.value, at_rdp_answer.value) > 0:
+        if abs(math.log(guess / rdp_answer.x)) <= math.log(_GUESS_REACH):
+            return guess, _NEAR_STEP
+        up = guess > rdp_answer.x
+    else:  # ε = 0 by the participation bound: no ratio to scale by; move towards more ε
+        up = problem.increasing == (at_rdp_answer.value < problem.target_epsilon)
+    return rdp_answer.x * (_GUESS_REACH if up else 1 / _GUESS_REACH), 1.0
 
 
 def _rdp_shaped_guess(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> float:

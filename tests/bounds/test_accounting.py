@@ -287,3 +287,45 @@ def test_extreme_inputs_fall_back_instead_of_exhausting_memory():
     capped = accounting.calibrate_steps(target_epsilon=1.0, target_delta=DELTA, sample_rate=1e-7,
                                         noise_multiplier=5.0, max_steps=10**9)
     assert capped.value == 10**9 and capped.epsilon <= 1.0
+
+
+@pytest.mark.parametrize("parameter, fixed, target", [
+    # PLD/RDP = 0.0055 near the RDP answer (q = 9.8e-7): one ratio sent the start to q = 1 (1.5 s for its PLD alone)
+    ("sample_rate", dict(noise_multiplier=0.5276, steps=559), 1.207),
+    # and to T = 8.8e6 steps where the answer is 555
+    ("steps", dict(sample_rate=3.96e-4, noise_multiplier=0.5276), 1.207),
+    # the RDP answer is the participation bound (ε = 0 at q = 3.2e-10): the PLD must climb six decades
+    ("sample_rate", dict(noise_multiplier=0.04467, steps=31), 591.987),
+])
+def test_far_rdp_answers_do_not_send_the_pld_search_to_the_end_of_the_range(monkeypatch, parameter, fixed, target):
+    delta = 1e-8 if target > 100 else DELTA
+    evaluated = []
+    original = accounting._Problem.pld_epsilon
+
+    def recording(self, x, spacing):
+        evaluated.append((x, spacing))
+        return original(self, x, spacing)
+
+    monkeypatch.setattr(accounting._Problem, "pld_epsilon", recording)
+    accounting.clear_cache()
+    result = accounting.calibrate(parameter, target_epsilon=target, target_delta=delta, **fixed)
+    assert result.accountant == "pld" and result.epsilon <= target
+    # on the grids that cost (the fine one and twice it), never far beyond the answer, where PLDs are wide and slow;
+    # a scout search on a grid 8× coarser may range further
+    costly = [x for x, spacing in evaluated if spacing <= 2 * result.pld_spacing]
+    assert max(costly) <= 4 * result.value and len(costly) <= 8
+    assert len(evaluated) <= 20
+    # the answer is the boundary: a value 1e-4 further is over the target; dp-accounting at our spacing agrees
+    nudged = dict(fixed, **{parameter: result.value + 1 if parameter == "steps" else result.value * (1 + 1e-4)})
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    def dp_accounting_epsilon(q, sigma, steps):
+        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
+        accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=result.pld_spacing)
+        return accountant.compose(event).get_epsilon(delta)
+
+    at_answer = dict(fixed, **{parameter: result.value})
+    assert result.epsilon <= dp_accounting_epsilon(at_answer["sample_rate"], at_answer["noise_multiplier"],
+                                                   at_answer["steps"]) * (1 + 1e-6)
+    assert accounting.get_epsilon(delta=delta, **nudged).epsilon > target * (1 - 3e-5)
