@@ -103,3 +103,23 @@ def test_approximate_integer_search_stops_in_the_band():
                           ftol=2e-3, approximate=True)
     assert 1.0 * (1 - 2e-3) <= rough.safe.value <= 1.0 and rough.safe.x == int(rough.safe.x)
     assert len(approximate_calls) < len(calls)
+
+
+def test_integer_bracket_closes_on_the_safe_side_of_the_secant():
+    # a linear curve crossing at 60 854.6: from the bracket (60 840 safe, 60 866 unsafe) the secant's last integer
+    # on the safe side is the answer, and its neighbour closes the bracket: two evaluations
+    evaluate, calls = counting(lambda x: 6.0 + (x - 60_854.6) * 1.33e-5)
+    found = find_boundary(evaluate, target=6.0, increasing=True, start=60_840, lower=1, upper=1e6, integer=True,
+                          known=(Point(60_866.0, evaluate(60_866.0)),))
+    assert found.safe.x == 60_854 and found.unsafe.x == 60_855
+    assert calls == [60_866.0, 60_840.0, 60_854.0, 60_855.0]  # the known point, the start, then two
+
+
+def test_a_wrong_signed_secant_from_rounding_noise_falls_back_to_the_given_slope():
+    # two unsafe points 1e-5 apart whose noise inverts the secant: the step follows the given slope, not a blind jump
+    noisy = {1.0: 1.00010, 1.00001: 1.00012}
+    evaluate, calls = counting(lambda x: noisy.get(x, x ** -2.0))
+    found = find_boundary(evaluate, target=1.0, increasing=False, start=1.0, lower=0.1, upper=10.0, slope=-2.0,
+                          known=(Point(1.00001, 1.00012),), ftol=1e-4, first_step=0.5)
+    assert found.safe.value <= 1.0 and len(calls) <= 4
+    assert all(x < 1.1 for x in calls)  # a blind jump of log(1.5) would have gone to 1.5
