@@ -53,7 +53,8 @@ GRID = [(epsilon, q, steps, 1e-5) for epsilon, q, steps in
 #: Relative slack for FFT rounding when comparing our PLD with dp-accounting's at the same or a coarser spacing.
 ROUNDING = 1e-6
 #: How far above dp-accounting's calibrated σ ours may be and still count as "not looser": our search stops within
-#: 3e-5 of the target ε on a 6-significant-digit grid; dp-accounting bisects to 1e-6 in σ.
+#: 3e-5 of the target ε (up to 1e-4 where the estimated discretisation error is larger) on a 6-significant-digit
+#: grid; dp-accounting bisects to 1e-6 in σ.
 SIGMA_SLACK = 1e-4
 #: The claim the accountant makes for a tight PLD answer (bounds/accounting.py).
 TIGHT_WITHIN = 1e-3

@@ -17,7 +17,7 @@ from fedplan.planner.tasks.plan import Plan
 def test_the_default_question_gives_the_planner_page_numbers(capsys):
     assert cli.main(["plan", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["recipe"], data["rounds"], data["noise_multiplier"]) == ("increasing-sizes", 193, 1.27437)
+    assert (data["recipe"], data["rounds"], data["noise_multiplier"]) == ("increasing-sizes", 193, 1.27439)
     assert data["claimed_epsilon"] == 1.0 and 0.99 <= data["tight_epsilon"] <= 1.0
     assert data["paper_noise_multiplier"] == 7.5542 and data["paper_unused_budget"] > 0.89
     assert data["hypotheses_hold"] and {h["holds"] for h in data["hypotheses"]} == {True}
