@@ -804,9 +804,9 @@ _GUESS_REACH = 4.0
 #: First step of the coarse search when it starts at the RDP-shaped guess (close), and the grid factor of the scout
 #: search that runs first when the guess is beyond reach.
 _NEAR_STEP = 0.02
+_SCOUT_FACTOR = 8
 #: Band below the target in which the fine search stops (relative): at least 3e-5, at most 1e-4 (:func:`_solve_pld`).
 _FINE_FTOL, _FINE_FTOL_MAX = 3e-5, 1e-4
-_SCOUT_FACTOR = 8
 
 
 def _coarse_start(problem: _Problem, rdp_answer: Point, at_rdp_answer: Point) -> tuple[float, float]:
