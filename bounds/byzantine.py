@@ -15,34 +15,42 @@ Both directions are exact integer arithmetic: ``max_byzantine`` is the largest f
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from fedplan.bounds.references import cite
+from fedplan.bounds.theorem import TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int
 
 #: rule → (a, b, source) of the requirement n ≥ a·f + b; averaging tolerates no fault (a = ∞ in effect).
 REQUIREMENTS = {
-    "krum": (2, 3, "Damaskinos L893 (Krum = Multi-Krum with m = 1), L877"),
-    "multi-krum": (2, 3, "Damaskinos L877, L891-895"),
-    "bulyan": (4, 3, "Damaskinos L895, L931"),
-    "kardam": (3, 1, "Damaskinos L1786, L1242 (n >= 3f+1; spec K-N)"),
-    "kardam-strict": (3, 2, "Damaskinos Theorem 3, L1144 (n > 3f+1 as printed)"),
-    "averaging": (None, 1, "Damaskinos L833: averaging is not Byzantine-resilient"),
+    "krum": (2, 3, cite("damaskinos", "Krum = Multi-Krum with m = 1", "L893, L877")),
+    "multi-krum": (2, 3, cite("damaskinos", "Multi-Krum weak resilience", "L877, L891-895")),
+    "bulyan": (4, 3, cite("damaskinos", "Bulyan strong resilience", "L895, L931")),
+    "kardam": (3, 1, cite("damaskinos", "Kardam liveness and experiments (n >= 3f+1; ERRATA KARDAM-N)",
+                          "L1786, L1242")),
+    "kardam-strict": (3, 2, cite("damaskinos", "Theorem 3 (n > 3f+1 as printed)", "L1144")),
+    "averaging": (None, 1, cite("damaskinos", "averaging is not Byzantine-resilient", "L833")),
 }
+#: Errata touching a rule's requirement (docs/ERRATA.md).
+NOTES = {"kardam": ("KARDAM-N: n >= 3f + 1 (liveness, L1786); Theorem 3 prints n > 3f + 1 (rule kardam-strict)",),
+         "kardam-strict": ("KARDAM-N: the printed n > 3f + 1 (L1144); the experiments run n = 10, f = 3 (L1242)",)}
 RULES = tuple(REQUIREMENTS)
 
 
 @dataclass(frozen=True)
-class Tolerance:
-    """The Byzantine capacity of one rule: n workers tolerate at most ``max_faults`` Byzantine ones."""
+class Tolerance(TheoremResult):
+    """The Byzantine capacity of one rule: n workers tolerate at most ``max_faults`` Byzantine ones.
+
+    ``hypotheses`` holds the rule's requirement n ≥ a·f + b at f = ``max_faults`` (for averaging f = 0), with
+    its numbers; ``notes`` the errata of the requirement (KARDAM-N for Kardam).
+    """
 
     rule: str
     workers: int
     max_faults: int
     requirement: str
     source: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    notes: tuple[str, ...]
 
     def statement(self) -> str:
         return (f"{self.rule} with n = {self.workers} workers tolerates at most f = {self.max_faults} Byzantine "
@@ -68,7 +76,11 @@ def max_byzantine(*, workers: int, rule: str) -> Tolerance:
         raise ValueError(f"workers must be >= {b} for {rule} (requirement {requirement_text(rule=rule)} with f = 0); "
                          f"got {n}")
     faults = 0 if a is None else (n - b) // a
-    return Tolerance(rule=rule, workers=n, max_faults=faults, requirement=requirement_text(rule=rule), source=source)
+    needed = b if a is None else a * faults + b
+    name = f"n >= {b} (averaging: f = 0)" if a is None else f"n >= {a}f + {b} at f = {faults}"
+    check = hypothesis(name, n, ">=", needed, source)
+    return Tolerance(rule=rule, workers=n, max_faults=faults, requirement=requirement_text(rule=rule), source=source,
+                     notes=NOTES.get(rule, ()), hypotheses=(check,))
 
 
 def min_workers(*, faults: int, rule: str) -> int:

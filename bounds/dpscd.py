@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from fedplan.bounds import accounting, rdp
+from fedplan.bounds.references import cite
 from fedplan.bounds.search import NoBoundaryError, find_boundary
-from fedplan.bounds.theorem import Hypothesis, TheoremResult, hypothesis
+from fedplan.bounds.theorem import Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 ACCOUNTANTS = ("ma128", "rdp", "pld")
@@ -43,8 +44,10 @@ SAMPLING = "poisson (each example joins an iteration's batch independently with 
 NEIGHBORING_RELATION = "add_or_remove_one"
 #: Sensitivity of one iteration's release per algorithm variant (Lemmas 2-4, L1324, L1377, L1427).
 VARIANTS_OF_ALGORITHM = ("dpscd", "seq", "primal", "dpsgd")
-MA128_SOURCE = ("Damaskinos Eq. 6.2 (L1336-1340): Abadi et al. moments accountant, integer orders "
-                "lambda = 1..128, classic tail bound (authors' code; spec A4)")
+#: Eq. 6.2's calibration, whatever the accountant.
+CALIBRATION_SOURCE = cite("dpscd", "Eq. 6.2", "L1336-1340")
+MA128_SOURCE = (f"{CALIBRATION_SOURCE}: Abadi et al. moments accountant, integer orders lambda = 1..128, classic tail "
+                "bound (authors' code; ERRATA DPSCD-A4)")
 #: Digits of a calibrated MA128 σ: the thesis-grid values are quoted to 7 (14.22328).
 MA128_DIGITS = 7
 #: Grid sizes of the thesis' tuning (L1546-1549, L1567): 13 values of C and η, 12 of L.
@@ -209,7 +212,7 @@ def calibrate_noise(*, target_epsilon: float, target_delta: float, sample_rate: 
     return NoiseCalibration(noise_multiplier=found.value, epsilon=found.epsilon, target_epsilon=target_epsilon,
                             target_delta=target_delta, sample_rate=q, steps=steps, accountant=found.accountant,
                             requested_accountant=accountant, order=order, epsilon_floor=0.0, variant="corrected",
-                            hypotheses=(), source=found.source, notes=notes)
+                            hypotheses=(), source=f"{CALIBRATION_SOURCE}; accountant: {found.source}", notes=notes)
 
 
 def compare_accountants(*, target_epsilon: float, target_delta: float, sample_rate: float, steps: int,
@@ -287,7 +290,8 @@ class ConvergenceBound(TheoremResult):
     The recursion needs only Lemmas 5-6 and (6.5): it holds for every A ∈ (0, 1) whenever the inputs
     validate (μ > 0, finite ν, κ ∈ [0, 1)). ``hypotheses`` are those of Theorem 7's asymptotic rate (6.7):
     L(2(1−κ)μλ − 1) > μλN (L1498, i.e. A < ½), which needs μλ > 1 — false for every experiment of the thesis
-    (μλ ≤ 4e-4); when they fail the rate (6.7) is not proved, the recursion bound still is.
+    (μλ ≤ 4e-4); when they fail the rate (6.7) is not proved and the result is marked ``"no guarantee"``
+    (ERRATA DPSCD-A22; the number, the unrolled recursion, is still shown, with a note saying so).
     ``informative`` says whether the bound is below S_0 (otherwise it certifies nothing).
     """
 
@@ -302,7 +306,8 @@ class ConvergenceBound(TheoremResult):
     steps: int
     informative: bool
     variant: str
-    source: str = "Damaskinos Lemma 5 (6.4) L1470, (6.5) L1476, Lemma 6 (6.6) L1491, Theorem 7 L1498-1512"
+    notes: tuple[str, ...]
+    source: str = cite("dpscd", "Lemma 5 (6.4), (6.5), Lemma 6 (6.6), Theorem 7", "L1470, L1476, L1491, L1498-1512")
 
     @property
     def theorem7_applies(self) -> bool:
@@ -349,11 +354,18 @@ def suboptimality_bound(*, initial_suboptimality: float, mu: float, nu: float, r
     # (1 - A^T)/(1 - A) without cancellation when A is within 1e-16 of 1: -expm1(T log A) / rate.
     accumulated = -math.expm1(steps * math.log1p(-rate)) / rate
     bound = decayed * s0 + increase * accumulated
+    checks = theorem7_hypotheses(mu=mu, regularization=regularization, examples=examples, batch_size=batch_size,
+                                 kappa=kappa)
+    notes = ["DPSCD-A5: the noise variance is s^2 = 2 C^2 sigma^2 (Algorithm 1), not the thesis' sigma^2",
+             "DPSCD-A6: " + ("nu' = nu/N + 1/(lambda N^2) (corrected Lemma 6)" if variant == "corrected"
+                             else "nu' = nu + 1/(lambda N^2) as printed (about N times loose)")]
+    if not all_hold(checks):
+        notes.append("DPSCD-A22: Theorem 7's conditions fail (they need mu*lambda > 1); the value is the unrolled "
+                     "recursion of Lemmas 5-6, which Theorem 7 as stated does not cover")
     return ConvergenceBound(bound=bound, initial_suboptimality=s0, contraction=contraction, rate=rate,
                             noise_variance=variance, noise_increase=increase, steady_state=increase / rate,
                             nu_prime=constant, steps=steps, informative=bound < s0, variant=variant,
-                            hypotheses=theorem7_hypotheses(mu=mu, regularization=regularization, examples=examples,
-                                                           batch_size=batch_size, kappa=kappa))
+                            notes=tuple(notes), hypotheses=checks)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from fedplan.bounds.references import cite
 from fedplan.bounds.theorem import TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
@@ -250,7 +251,8 @@ class KardamBound(TheoremResult):
     (``variant="paper"``) or 2 (``"corrected"``: the proof drops a factor φ_t between L1909 and L1911, K-P1).
     The floor dσ² + 2DKσ√d + K²D² does not vanish as T grows (as printed; K-P2). Theorem 4 also needs
     n ≥ 3f+1 (K-N) and Assumptions 1-5; ``hypotheses`` holds the checkable one: the prerequisite of L1883
-    fails whenever γKM > 1 (all M gradients of a step equally stale, K-P5).
+    fails whenever γKM > 1 (all M gradients of a step equally stale, K-P5). ``notes`` name the errata of
+    docs/ERRATA.md that touch the number (KARDAM-P1, KARDAM-N, and KARDAM-P5 when the prerequisite fails).
     """
 
     bound: float
@@ -260,7 +262,8 @@ class KardamBound(TheoremResult):
     floor: float
     steps: int
     variant: str
-    source: str = "Damaskinos Theorem 4 L1877-1891, Theorem 5 L1921-1930, Definition 10 L1185-1192"
+    notes: tuple[str, ...]
+    source: str = cite("damaskinos", "Theorem 4, Theorem 5, Definition 10", "L1877-1891, L1921-1930, L1185-1192")
 
 
 def kardam_bound(*, steps: int, loss_gap: float, lipschitz: float, decay_bound: float, max_adaptive_rate: float,
@@ -283,9 +286,15 @@ def kardam_bound(*, steps: int, loss_gap: float, lipschitz: float, decay_bound: 
     optimisation = (2 + phi) * gamma * k * d * sigma**2
     staleness = gamma**2 * k**2 * m * chi * phi**exponent * d * sigma**2
     floor = d * sigma**2 + 2 * radius * k * sigma * math.sqrt(d) + k**2 * radius**2
-    checks = (hypothesis("gamma*K*M <= 1", gamma * k * m, "<=", 1.0, "prerequisite L1883, spec K-P5"),)
+    checks = (hypothesis("gamma*K*M <= 1", gamma * k * m, "<=", 1.0, "prerequisite L1883, ERRATA KARDAM-P5"),)
+    notes = [("KARDAM-P1: the staleness term carries phi_max^2 (the proof drops a factor phi_t between L1909 and "
+              "L1911)") if variant == "corrected" else "KARDAM-P1: phi_max as printed (the proof needs phi_max^2)",
+             "KARDAM-N: Theorem 4 also needs n >= 3f + 1 workers and Assumptions 1-5, not checked here"]
+    if not checks[0].holds:
+        notes.append("KARDAM-P5: the prerequisite of L1883 fails (gamma*K*M > 1): Theorem 4 does not apply")
     return KardamBound(bound=optimisation + staleness + floor, learning_rate=gamma, optimisation_term=optimisation,
-                       staleness_term=staleness, floor=floor, steps=int(steps), variant=variant, hypotheses=checks)
+                       staleness_term=staleness, floor=floor, steps=int(steps), variant=variant, notes=tuple(notes),
+                       hypotheses=checks)
 
 
 def steps_to_target(*, target: float, loss_gap: float, lipschitz: float, decay_bound: float,

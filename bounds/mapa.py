@@ -28,8 +28,9 @@ that Theorem 1 proves private has E‖η‖² = N(N+1)λ² on R^N (``noise_model
 dimension N); 2λ² is only right for N = 1. The noise model changes Δ_b and hence the schedule (P, γ,
 T_s), never the per-iteration ε.
 
-Results whose hypotheses fail carry ``valid = False`` and ``None`` in place of the number (the failed
-hypothesis says why); out-of-range inputs raise ``ValueError``.
+Theorem results follow :class:`bounds.theorem.TheoremResult`: a result whose hypotheses fail still carries its
+number, with ``valid = False`` and ``guarantee = "no guarantee"`` (the failed hypothesis says why);
+out-of-range inputs raise ``ValueError``.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
+import numpy as np
+
 from fedplan.bounds import composition
-from fedplan.bounds.theorem import Hypothesis, all_hold, hypothesis
+from fedplan.bounds.references import cite
+from fedplan.bounds.theorem import Hypothesis, TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 PAPER = "Li et al., asynchronous FL with DP for edge intelligence (AUDP/MAPA)"
@@ -75,8 +79,6 @@ SMALLEST_SENSITIVITY = 1e-60
 
 
 def _as_dict(value):
-    if isinstance(value, Hypothesis):
-        return value.to_dict()
     if hasattr(value, "__dataclass_fields__"):
         return {item.name: _as_dict(getattr(value, item.name)) for item in fields(value)}
     if isinstance(value, (tuple, list)):
@@ -87,14 +89,10 @@ def _as_dict(value):
 
 
 class _Result:
-    """``to_dict()`` for JSON and ``valid`` = every recorded hypothesis holds."""
+    """``to_dict()`` for JSON, for the results that are not a theorem's (stages, composition totals)."""
 
     def to_dict(self) -> dict:
-        return {**_as_dict(self), **({"valid": self.valid} if hasattr(self, "hypotheses") else {})}
-
-    @property
-    def valid(self) -> bool:
-        return all_hold(getattr(self, "hypotheses", ()))
+        return _as_dict(self)
 
 
 def _positive(name: str, value) -> float:
@@ -148,9 +146,20 @@ def noise_second_moment(*, scale: float, noise_model: str = "corrected", model_d
     return _finite("E||eta||^2", lambda: dim * (dim + 1.0) * scale**2, f"scale = {scale:g}, model_dim = {dim}")
 
 
+def _paper_noise_checks(noise_model: str, model_dim: int | None) -> tuple[Hypothesis, ...]:
+    """Under ``noise_model="paper"`` with a given N: N = 1, the only dimension where E‖η‖² = 2λ² (LI-1)."""
+    if noise_model == "paper" and model_dim is not None:
+        return (hypothesis("model dimension N = 1 (E||eta||^2 = 2 lambda^2 only for N = 1)", model_dim, "<=", 1,
+                           "li L744; erratum LI-1"),)
+    return ()
+
+
 @dataclass(frozen=True)
-class LaplaceNoise(_Result):
-    """Noise of one upload at sensitivity ΔS and budget ε (Theorem 1, li L185-199): pure ε-DP."""
+class LaplaceNoise(TheoremResult):
+    """Noise of one upload at sensitivity ΔS and budget ε (Theorem 1, li L185-199): pure ε-DP.
+
+    ``variant`` is the noise model of E‖η‖² (LI-1); the paper model with a given N > 1 fails a hypothesis.
+    """
 
     scale: float
     second_moment: float
@@ -160,7 +169,14 @@ class LaplaceNoise(_Result):
     model_dim: int | None
     mechanism: str = MECHANISM
     neighboring_relation: str = NEIGHBORING_RELATION
-    source: str = "li Theorem 1 (L185-199), Eq. (6) L166, E||eta||^2 L744"
+    notes: tuple[str, ...] = ("LI-1: E||eta||^2 is N(N+1) lambda^2 on R^N (corrected) or 2 lambda^2 (paper, N = 1)",
+                              "LI-16: the upload is epsilon-DP between mini-batches differing in one sample; per "
+                              "record of the edge's data up to b*epsilon (batches drawn with replacement)")
+    source: str = cite("li", "Theorem 1, Eq. (6), E||eta||^2", "L185-199, L166, L744")
+
+    @property
+    def variant(self) -> str:
+        return self.noise_model
 
 
 def laplace_noise(*, sensitivity: float, epsilon: float, noise_model: str = "corrected",
@@ -171,7 +187,8 @@ def laplace_noise(*, sensitivity: float, epsilon: float, noise_model: str = "cor
     scale = sensitivity / epsilon
     moment = noise_second_moment(scale=scale, noise_model=noise_model, model_dim=model_dim)
     return LaplaceNoise(scale=scale, second_moment=moment, sensitivity=sensitivity, epsilon=epsilon,
-                        noise_model=noise_model, model_dim=model_dim)
+                        noise_model=noise_model, model_dim=model_dim,
+                        hypotheses=_paper_noise_checks(noise_model, model_dim))
 
 
 def delta_b(*, sigma: float, batch_size: int, sensitivity: float, epsilon: float, noise_model: str = "corrected",
@@ -188,18 +205,19 @@ def delta_b(*, sigma: float, batch_size: int, sensitivity: float, epsilon: float
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Theorem3(_Result):
+class Theorem3(TheoremResult):
     """ΔS and δ of Eq. (12) with the Chebyshev ratio u = 4σ²/(b²ΔS²) (admissible iff u < 1)."""
 
     sensitivity: float
-    failure_probability: float | None
+    failure_probability: float
     chebyshev_ratio: float
     sigma: float
     batch_size: int
-    hypotheses: tuple[Hypothesis, ...]
     meaning: str = ("delta is the probability (Chebyshev, per-sample variance sigma^2) that the assumed sensitivity "
                     "fails; not a standard DP delta (erratum LI-3)")
-    source: str = "li Theorem 3, Eq. (12) L279, proof L285"
+    notes: tuple[str, ...] = ("LI-3: delta is a Chebyshev failure probability of the assumed sensitivity, not a DP "
+                              "delta; only the admissible root of Eq. (12) is used",)
+    source: str = cite("li", "Theorem 3, Eq. (12), proof L285", "L279")
 
 
 def _admissible(ratio: float) -> Hypothesis:
@@ -224,7 +242,8 @@ def theorem3_sensitivity(*, sigma: float, batch_size: int, delta: float) -> Theo
 def theorem3_failure_probability(*, sigma: float, batch_size: int, sensitivity: float) -> Theorem3:
     """δ = 1 − (1 − u)² = u(2 − u), u = 4σ²/(b²ΔS²): inverse of Eq. (12) (li L279).
 
-    ``failure_probability`` is ``None`` (and ``valid`` False) when u ≥ 1: Chebyshev then bounds nothing.
+    When u ≥ 1 Chebyshev bounds nothing: ``failure_probability`` is then the trivial 1, with ``valid`` False
+    (``"no guarantee"``: the hypothesis u < 1 fails).
     """
     sigma = _positive("sigma", sigma)
     batch_size = check_int("batch_size", batch_size, low=1)
@@ -233,7 +252,7 @@ def theorem3_failure_probability(*, sigma: float, batch_size: int, sensitivity: 
                     lambda: (2.0 * sigma / (batch_size * sensitivity)) ** 2,
                     f"sigma = {sigma:g}, batch_size = {batch_size}, sensitivity = {sensitivity:g}")
     check = _admissible(ratio)
-    return Theorem3(sensitivity=sensitivity, failure_probability=ratio * (2.0 - ratio) if check.holds else None,
+    return Theorem3(sensitivity=sensitivity, failure_probability=ratio * (2.0 - ratio) if check.holds else 1.0,
                     chebyshev_ratio=ratio, sigma=sigma, batch_size=batch_size, hypotheses=(check,))
 
 
@@ -305,17 +324,42 @@ def table2_inverse_learning_rates(*, t: float, smoothness: float, max_staleness:
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Theorem2Bound(_Result):
+class Theorem2Bound(TheoremResult):
     """Bound on (1/T)Σ E f(x_t) − f(x*) of AUDP with the Eq. (10) step (li Theorem 2, L225-231)."""
 
-    value: float | None
+    value: float
     terms: dict
     iterations: int
     first_learning_rate: float
-    variant: str
-    hypotheses: tuple[Hypothesis, ...]
     assumptions: tuple[str, ...]
+    variant: str
     source: str
+    notes: tuple[str, ...]
+
+
+#: Above this many iterations Σγ_t² of Eq. (26) is summed exactly to here and the rest bounded by an integral.
+EXACT_SUM_TERMS = 2**20
+
+
+def eq26_sum_of_squared_steps(*, iterations: int, smoothness: float, max_staleness: int, delta_b: float) -> float:
+    """Σ_{t≤T} γ_t² with the Eq. (10) step γ_t = 1/(a + c√t), a = L(τ_max+1), c = √(Δ_b+1) (li Eq. (26), L723).
+
+    Exact (numpy sum) up to :data:`EXACT_SUM_TERMS` terms; beyond, the tail Σ_{M<t≤T} γ_t² is replaced by its
+    upper bound ∫_M^T dt/(a + c√t)² = (2/c²)[ln u + a/u] from u = a + c√M to a + c√T (γ_t² decreases), so the
+    result is never below the sum (it exceeds it by less than γ_M² ≈ 1e-6/c²).
+    """
+    steps = check_int("iterations", iterations, low=1)
+    a = _positive("smoothness", smoothness) * (_staleness(max_staleness) + 1)
+    c = math.sqrt(check_real("delta_b", delta_b, low=0.0) + 1.0)
+    head = min(steps, EXACT_SUM_TERMS)
+    total = float(np.sum(1.0 / (a + c * np.sqrt(np.arange(1.0, head + 1.0))) ** 2))
+    if steps > head:
+        def antiderivative(t: float) -> float:
+            u = a + c * math.sqrt(t)
+            return 2.0 / c**2 * (math.log(u) + a / u)
+
+        total += antiderivative(steps) - antiderivative(head)
+    return total
 
 
 def theorem2_bound(*, iterations: int, radius: float, gradient_bound: float, smoothness: float, max_staleness: int,
@@ -324,7 +368,9 @@ def theorem2_bound(*, iterations: int, radius: float, gradient_bound: float, smo
 
     ``"corrected"`` (errata LI-6, LI-7): RGτ/T + L(Δ_b+G²)(τ+1)²(1+ln T)/(2(Δ_b+1)T) + 2Δ_b/√((Δ_b+1)T)
     + R²L(τ+1)/(2T) + R²√(Δ_b+1)/(2√T), a bound on the iterates x_2 … x_{T+1} (I-9). The paper variants
-    rest on Eq. (26) (Σ1/t ≤ log T, false for every T).
+    rest on Eq. (26) (Σγ_t² ≤ log T/(Δ_b+1), via Σ1/t ≤ log T, false for every T; LI-6): ``"paper"`` checks
+    it as a hypothesis on the actual steps (:func:`eq26_sum_of_squared_steps`) and fails where it is false,
+    e.g. L = 0.01, τ = 0, Δ_b = 0, T = 100: 5.139605 > 4.605170.
     """
     variant = check_choice("variant", variant, THEOREM2_VARIANTS)
     steps = check_int("iterations", iterations, low=1)
@@ -342,38 +388,52 @@ def theorem2_bound(*, iterations: int, radius: float, gradient_bound: float, smo
         terms["noise"] = 2.0 * delta_b / (root * math.sqrt(steps))
         terms["radius"] = (radius**2 * smoothness * (tau + 1) / (2.0 * steps)
                            + radius**2 * root / (2.0 * math.sqrt(steps)))
-        source = "li Theorem 2 re-derived from Eq. (25) L715-719 with H_T <= 1 + ln T and R^2/(2 gamma_T)"
+        source = cite("li", "Theorem 2 re-derived from Eq. (25) with H_T <= 1 + ln T and R^2/(2 gamma_T)",
+                      "L715-719")
     else:
         terms["noise"] = 4.0 * root / (2.0 * math.sqrt(steps))
         terms["radius"] = (radius**2 * root + radius**2 / gamma1) / (2.0 * math.sqrt(steps))
-        source = "li Theorem 2 L231" + (" with log T -> 1 + log T" if variant == "paper_log" else "")
-    checks = (hypothesis("gamma_1 < 1/L (Lemma 1's negative term dropped)", gamma1, "<", 1.0 / smoothness,
-                         "li L213"),)
+        source = cite("li", "Theorem 2" + (" with log T -> 1 + log T" if variant == "paper_log" else ""), "L231")
+    checks = [hypothesis("gamma_1 < 1/L (Lemma 1's negative term dropped)", gamma1, "<", 1.0 / smoothness,
+                         "li L213")]
+    if variant == "corrected":
+        notes = ["LI-6, LI-7: re-derived with H_T <= 1 + ln T and the telescoping sum <= R^2/(2 gamma_T)",
+                 "LI-14: bounds (1/T) sum E f(x_t) - f* over the iterates x_2 ... x_T+1"]
+    elif variant == "paper_log":
+        notes = ["LI-6: log T of Eq. (26) replaced by 1 + log T (H_T <= 1 + ln T); otherwise as printed (L231)"]
+    else:
+        squares = eq26_sum_of_squared_steps(iterations=steps, smoothness=smoothness, max_staleness=tau,
+                                            delta_b=delta_b)
+        checks.append(hypothesis("sum_t gamma_t^2 <= log T/(Delta_b+1) (Eq. (26))", squares, "<=",
+                                 math.log(steps) / (delta_b + 1.0), "li Eq. (26) L723; erratum LI-6"))
+        notes = ["LI-6: rests on Eq. (26), sum_{t<=T} 1/t <= log T, which is false for every T; the hypothesis "
+                 "checks Eq. (26) on these steps"]
     assumptions = ("f convex and differentiable (Assumption 1, L66)", "||grad f(x)|| <= G (L225)",
                    "||x_t - x*|| <= R for every t (L225; not enforced by AUDP)",
                    f"staleness tau(t) <= tau_max = {tau} (Assumption 2, L100)")
-    return Theorem2Bound(value=sum(terms.values()) if all_hold(checks) else None, terms=terms, iterations=steps,
-                         first_learning_rate=gamma1, variant=variant, hypotheses=checks, assumptions=assumptions,
-                         source=source)
+    return Theorem2Bound(value=sum(terms.values()), terms=terms, iterations=steps, first_learning_rate=gamma1,
+                         variant=variant, hypotheses=tuple(checks), assumptions=assumptions, source=source,
+                         notes=tuple(notes))
 
 
 @dataclass(frozen=True)
-class Theorem4Bound(_Result):
+class Theorem4Bound(TheoremResult):
     """(1/T)Σ E‖∇f(x_t)‖² ≤ 2F₀/(Tγ) + 2Δ_bLγ (li Theorem 4, Eq. (14) L297) and the ball radius 2Δ_bLγ."""
 
-    value: float | None
-    radius: float | None
+    value: float
+    radius: float
     learning_rate: float
     max_learning_rate: float
-    hypotheses: tuple[Hypothesis, ...]
     assumptions: tuple[str, ...] = ("L-smooth f, unbiased noisy gradients with variance <= Delta_b (L757); "
                                     "convexity not needed", "staleness tau(t) <= tau_max (Assumption 2, L100)")
-    source: str = "li Theorem 4, Eq. (13) L293, Eq. (14) L297"
+    notes: tuple[str, ...] = ("LI-12: F0 = f(x_1) - f(x*) is an input the paper never gives",)
+    source: str = cite("li", "Theorem 4, Eq. (13), Eq. (14)", "L293, L297")
 
 
 def theorem4_bound(*, iterations: int, learning_rate: float, initial_gap: float, delta_b: float, smoothness: float,
                    max_staleness: int) -> Theorem4Bound:
-    """Eq. (14) for a constant γ; ``value`` and ``radius`` are ``None`` when γ > 1/(2L(τ_max+1)) (Eq. (13)).
+    """Eq. (14) for a constant γ; when γ > 1/(2L(τ_max+1)) (Eq. (13) fails) the numbers are still given,
+    marked ``"no guarantee"``.
 
     ``initial_gap`` is F₀ = f(x₁) − f(x*) (never given in the paper, erratum LI-12).
     """
@@ -385,9 +445,8 @@ def theorem4_bound(*, iterations: int, learning_rate: float, initial_gap: float,
     limit = theorem4_max_learning_rate(smoothness=smoothness, max_staleness=max_staleness)
     check = hypothesis("gamma <= 1/(2L(tau_max+1))", gamma, "<=", limit, "li Eq. (13) L293")
     radius = 2.0 * delta_b * smoothness * gamma
-    return Theorem4Bound(value=2.0 * gap / (steps * gamma) + radius if check.holds else None,
-                         radius=radius if check.holds else None, learning_rate=gamma, max_learning_rate=limit,
-                         hypotheses=(check,))
+    return Theorem4Bound(value=2.0 * gap / (steps * gamma) + radius, radius=radius, learning_rate=gamma,
+                         max_learning_rate=limit, hypotheses=(check,))
 
 
 # --------------------------------------------------------------------------------------------
@@ -512,7 +571,7 @@ def composition_totals(*, epsilon, iterations: int, num_edges: int, delta_slack:
 
 
 @dataclass(frozen=True)
-class MapaSchedule(_Result):
+class MapaSchedule(TheoremResult):
     """The MAPA stages until the iteration budget is spent, with the privacy totals and provenance."""
 
     stages: tuple[Stage, ...]
@@ -521,9 +580,13 @@ class MapaSchedule(_Result):
     noise_model: str
     update_rule: str
     p_reference: str
-    hypotheses: tuple[Hypothesis, ...]
     notes: tuple[str, ...]
-    source: str = "li Sec. 6.2 L308-328, Algorithm 1 L345-383 (resolved as spec li_mapa.md §2.3)"
+    source: str = cite("li", "Sec. 6.2, Algorithm 1 (resolved as spec li_mapa.md §2.3)", "L308-328, L345-383")
+
+    @property
+    def variant(self) -> str:
+        """The noise model of Δ_b (LI-1): ``"corrected"`` or ``"paper"``."""
+        return self.noise_model
 
     @property
     def iterations(self) -> int:
@@ -538,12 +601,8 @@ class MapaSchedule(_Result):
 
 def _schedule_hypotheses(stages, noise_model, model_dim, smoothness, tau) -> tuple[Hypothesis, ...]:
     limit = theorem4_max_learning_rate(smoothness=smoothness, max_staleness=tau)
-    checks = [hypothesis("max_s gamma_s <= 1/(2L(tau_max+1))", max(s.learning_rate for s in stages), "<=", limit,
-                         "li Eq. (13) L293")]
-    if noise_model == "paper" and model_dim is not None:
-        checks.append(hypothesis("model dimension N = 1 (E||eta||^2 = 2 lambda^2 only for N = 1)", model_dim, "<=",
-                                 1, "li L744; erratum LI-1"))
-    return tuple(checks)
+    return (hypothesis("max_s gamma_s <= 1/(2L(tau_max+1))", max(s.learning_rate for s in stages), "<=", limit,
+                       "li Eq. (13) L293"), *_paper_noise_checks(noise_model, model_dim))
 
 
 def mapa_schedule(*, epsilon, delta: float, sigma: float, batch_size: int, smoothness: float, max_staleness: int,

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fedplan.bounds.theorem import VARIANTS, Hypothesis, hypothesis
+from fedplan.bounds.references import cite
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 MAX_ROUNDS = 10**7
@@ -42,7 +43,7 @@ _LEMMA3_MIN_ALPHA = 12.0  # 12 ≤ α_t ≤ α (L725)
 
 
 @dataclass(frozen=True)
-class Lemma1Sequence:
+class Lemma1Sequence(TheoremResult):
     """Lemma 1's sample sizes ``s_i`` with the smallest admissible ``M_0``, ``M_1`` and γ's checked hypotheses.
 
     :meth:`tau` is the delay function ``τ(x) = M_1 + ((x+M_0)/γ(x+M_0))^{1/g}`` (L448) for which the
@@ -56,32 +57,46 @@ class Lemma1Sequence:
     g: float
     variant: str
     source: str
-    hypotheses: tuple[Hypothesis, ...]
+    notes: tuple[str, ...]
 
     def tau(self, x):
         """``τ(x) = M_1 + ((x+M_0)/γ(x+M_0))^{1/g}`` (vandijk L448), elementwise for ``x ≥ 0``."""
         shifted = _nonnegative_values("x", x) + self.M0
         return self.M1 + (shifted / _evaluate(self.gamma, shifted)) ** (1.0 / self.g)
 
+    def to_dict(self) -> dict:
+        """The contract's mapping with the sizes as a list and γ by its name (a callable is not data)."""
+        return super().to_dict() | {"sizes": self.sizes.tolist(),
+                                    "gamma": getattr(self.gamma, "__qualname__", repr(self.gamma))}
+
 
 @dataclass(frozen=True)
-class RoundStepSizes:
+class RoundStepSizes(TheoremResult):
     """Round step sizes ``η̄_i`` (one per round), the constant ``a_1`` and Lemma 2's checked hypotheses."""
 
     step_sizes: np.ndarray
     a1: float
     variant: str
     source: str
-    hypotheses: tuple[Hypothesis, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return super().to_dict() | {"step_sizes": self.step_sizes.tolist()}
 
 
 @dataclass(frozen=True)
-class RateBound:
-    """An upper bound on ``E‖w_t − w_*‖²`` and the hypotheses it was derived under."""
+class RateBound(TheoremResult):
+    """An upper bound ``value`` on ``E‖w_t − w_*‖²`` and the hypotheses it was derived under (``variant`` None:
+    no variants). ``notes`` name the errata (docs/ERRATA.md) behind what cannot be checked."""
 
     value: float
     source: str
-    hypotheses: tuple[Hypothesis, ...]
+    notes: tuple[str, ...]
+
+
+#: The condition t ≥ T_0 that no function here can check (Leblond et al.'s Δ is undefined in the paper).
+_T0_NOTE = ("I-13: the bound holds for t >= T_0, and T_0 depends on Leblond et al.'s sparsity Delta, which the "
+            "paper never defines (L715): t >= T_0 is not checked")
 
 
 def _tolerant_ceil(values: np.ndarray) -> np.ndarray:
@@ -301,7 +316,9 @@ def lemma1_sequence(
         gamma=gamma,
         g=g,
         variant=variant,
-        source="vandijk Lemma 1, L446-454 (ω: L452, proof L506, I-7)",
+        source=cite("vandijk", "Lemma 1 (ω: L452, proof L506)", "L446-454"),
+        notes=("I-7: ω(x) = γ((x(g−1)/g)^{g/(g−1)}) as the proof needs (L506)" if variant == "corrected"
+               else "I-7: the printed ω(x) = γ((x/g)^{g/(g−1)}) (L452), which the proof covers only for g = 2",),
         hypotheses=hypotheses,
     )
 
@@ -392,7 +409,8 @@ def round_step_sizes(
         step_sizes=_frozen(step_sizes),
         a1=a0 * a1_factor,
         variant=variant,
-        source="vandijk Lemma 2, L514-532 (a_1: L524 vs proof L545, I-8)",
+        source=cite("vandijk", "Lemma 2 (a_1: L524 vs proof L545)", "L514-532"),
+        notes=("I-8: a_1 from the proof (L545)" if variant == "corrected" else "I-8: a_1 as printed (L524)",),
         hypotheses=hypotheses,
     )
 
@@ -497,7 +515,7 @@ def theorem5_round_step_sizes(*, mu: float, d: int, m: int, L: float, alpha: flo
     lemma3 = hypothesis("μ·a_1 <= α (Lemma 3: α_t <= α)", largest_alpha, "<=", alpha, "vandijk L725, L753")
     return replace(
         lemma2,
-        source="vandijk Theorem 5, L767, L783 (Lemma 2 with a_0 = 12/μ, E_t = 2τ(t), L745-765)",
+        source=cite("vandijk", "Theorem 5 (Lemma 2 with a_0 = 12/μ, E_t = 2τ(t), L745-765)", "L767, L783"),
         hypotheses=lemma2.hypotheses + (lemma3,),
     )
 
@@ -517,7 +535,9 @@ def theorem5_rate_bound(*, t: float, N: float, mu: float, M0: float, M1: float) 
     denominator = t + 2 * M1 + math.sqrt((M0 + t) / math.log(M0 + t)) - 1
     value = 8 * _THEOREM5_RATE_ALPHA**2 * N / mu**2 * t / denominator**2
     large_t = hypothesis("t >= max{M_0, e²}", t, ">=", max(M0, math.e**2), "vandijk L739")
-    return RateBound(value=value, source="vandijk Theorem 5, L771, L791", hypotheses=(large_t,))
+    notes = (_T0_NOTE, "I-11: the printed rate (1/t)(1 − O(1/t)) is (1/t)(1 − O(1/sqrt(t ln t))) (L771, L791)")
+    return RateBound(value=value, source=cite("vandijk", "Theorem 5", "L771, L791"), notes=notes,
+                     hypotheses=(large_t,))
 
 
 def lower_bound_rate(*, t: float, N: float, mu: float) -> float:
@@ -558,7 +578,8 @@ def lemma3_rate_bound(*, t: float, alpha: float, N: float, mu: float, tau_t: flo
     else:
         delay = Hypothesis(delay_name, False, f"the bound needs t > e; t = {t:g}", "vandijk L725, L707")
     step = hypothesis("α >= 12 (12 <= α_t <= α)", alpha, ">=", _LEMMA3_MIN_ALPHA, "vandijk L725")
-    return RateBound(value=value, source="vandijk Lemma 3, L725", hypotheses=(step, delay))
+    return RateBound(value=value, source=cite("vandijk", "Lemma 3", "L725"), notes=(_T0_NOTE,),
+                     hypotheses=(step, delay))
 
 
 def max_constant_sample_size(*, step_size: float, mu: float, d: int) -> float:

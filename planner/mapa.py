@@ -165,7 +165,7 @@ class MapaSensitivity:
 
     @property
     def failure_probability(self) -> float | None:
-        return None if self.theorem3 is None else self.theorem3.failure_probability
+        return None if self.theorem3 is None or not self.theorem3.valid else self.theorem3.failure_probability
 
     def statement(self) -> str:
         failure = self.failure_probability

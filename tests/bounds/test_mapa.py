@@ -32,11 +32,13 @@ def test_schedule_rejects_bad_input_naming_the_parameter(change, message):
         mapa.mapa_schedule(**{**BASE, "noise_model": "paper", **change})
 
 
-def test_theorem4_reports_a_step_above_eq13_instead_of_a_number():
+def test_theorem4_marks_a_step_above_eq13_no_guarantee_and_still_shows_the_number():
     limit = mapa.theorem4_max_learning_rate(smoothness=10, max_staleness=5)
     above = mapa.theorem4_bound(iterations=100, learning_rate=1.01 * limit, initial_gap=1, delta_b=1, smoothness=10,
                                 max_staleness=5)
-    assert above.value is None and above.radius is None and not above.valid
+    assert not above.valid and above.guarantee == "no guarantee" and above.to_dict()["guarantee"] == "no guarantee"
+    assert above.radius == pytest.approx(2 * 10 * 1.01 * limit)
+    assert above.value == pytest.approx(2 / (100 * 1.01 * limit) + 2 * 10 * 1.01 * limit)
     assert "gamma <= 1/(2L(tau_max+1))" in json.dumps(above.to_dict())
     at = mapa.theorem4_bound(iterations=100, learning_rate=limit, initial_gap=1, delta_b=1, smoothness=10,
                              max_staleness=5)
@@ -151,7 +153,7 @@ def test_theorem3_inadmissible_below_2_sigma_over_b(sigma, b, shrink):
     # below, not at, 2σ/b: at shrink = 1 the ratio is 1 only up to rounding (0.9999999999999998 for σ = 14.3456,
     # b = 3, which then reads as admissible with failure probability 1.0, vacuous either way)
     result = mapa.theorem3_failure_probability(sigma=sigma, batch_size=b, sensitivity=shrink * 2 * sigma / b)
-    assert result.failure_probability is None and not result.valid
+    assert result.failure_probability == 1.0 and not result.valid and result.guarantee == "no guarantee"
 
 
 # ---------------------------------------------------------------- property tests: Theorem 4 and the steps

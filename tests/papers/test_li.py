@@ -73,7 +73,8 @@ def test_tv_p4_theorem_3_inverse_and_its_inadmissible_branch():
           for value in (223.578838, 100.0, 2.5)}
     assert at[223.578838].failure_probability == significant("1.000000e-3")
     assert at[100.0].failure_probability == significant("4.993750e-3")
-    assert at[2.5].failure_probability is None and not at[2.5].valid
+    assert at[2.5].failure_probability == 1.0 and not at[2.5].valid  # the trivial bound, marked no guarantee
+    assert at[2.5].guarantee == "no guarantee"
     assert not at[2.5].hypotheses[0].holds and "4 < 1" in at[2.5].hypotheses[0].detail
 
 
@@ -254,6 +255,11 @@ def test_tv_c5_eq26_is_false():
     assert squares <= 1 + math.log(100)
     first = _rates(1, **flat)[0] ** 2
     assert first == printed("0.980296") and first > math.log(1)
+    for steps, shown in ((100, "5.139605"), (1, "0.980296")):  # the library's own sum, and the flag it raises
+        assert mapa.eq26_sum_of_squared_steps(iterations=steps, **flat) == printed(shown)
+        paper = mapa.theorem2_bound(iterations=steps, radius=1, gradient_bound=1, variant="paper", **flat)
+        assert not paper.valid and paper.guarantee == "no guarantee" and any("LI-6" in n for n in paper.notes)
+        assert [h.holds for h in paper.hypotheses] == [True, False] and "Eq. (26)" in paper.hypotheses[1].name
 
 
 def test_tv_c6_eq27_holds():
