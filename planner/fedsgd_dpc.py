@@ -2,8 +2,10 @@
 
 From (raw constants, or a data set split over N clients → :func:`planner.estimate.estimate_constants`),
 the per-client privacy target and the mechanism to T*, b*, the bound U(T*, b*), the noise each client
-adds and the bound curve U(T, b*). Every answer also carries the paper's rounding rule next to the exact
-integer optimum, the regime of the Laplace solution, and the hypotheses that fail.
+adds and the bound curve U(T, b*). Every Laplace answer (free, fixed b or fixed T) carries the paper's
+rounding rule and the exact integer optimum side by side: ``variant="paper"`` answers with the rule, which
+is what Table I prints (zhou L467-472, errata Z-6, Z-9), ``"corrected"`` with the exact optimum. It also
+gives the regime of the Laplace solution and the hypotheses that fail.
 
 Privacy model: Laplace (pure ε, full local data per reply, replace-one or add/remove-one) or Gaussian
 (Poisson sampling of local examples at rate q, add/remove-one); see :mod:`bounds.fedsgd_dpc`.
@@ -12,7 +14,7 @@ Privacy model: Laplace (pure ε, full local data per reply, replace-one or add/r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,11 +33,17 @@ CURVE_POINTS = 60
 
 @dataclass(frozen=True)
 class FedSGDPlan:
-    """T*, b*, the bound and its provenance for one problem and privacy target."""
+    """T*, b*, the bound and its provenance for one problem and privacy target.
+
+    ``choice`` is the variant's answer. With the Laplace mechanism ``paper_choice`` (the paper's rounding
+    rule) and ``exact_choice`` (the exact integer optimum of the variant's U) are both given in every mode,
+    and ``choice`` is one of them: the rule for ``variant="paper"``, the exact optimum for ``"corrected"``.
+    """
 
     mechanism: str
     choice: zhou.Choice
     paper_choice: zhou.Choice | None
+    exact_choice: zhou.Choice | None
     regime: zhou.LaplaceRegime | None
     noise: dict
     curve: tuple[tuple[int, float], ...]
@@ -48,9 +56,7 @@ class FedSGDPlan:
             "mechanism": self.mechanism, "T_star": choice.rounds, "b_star": choice.clients_per_round,
             "bound": choice.bound, "replies_per_client": choice.replies, "method": choice.method,
             "variant": choice.variant, "notes": list(choice.notes),
-            "paper_rule": None if self.paper_choice is None else {
-                "T": self.paper_choice.rounds, "b": self.paper_choice.clients_per_round,
-                "bound": self.paper_choice.bound},
+            "paper_rule": _point(self.paper_choice), "exact_optimum": _point(self.exact_choice),
             "regime": None if self.regime is None else {
                 "regime": self.regime.regime, "margin": self.regime.margin,
                 "critical_epsilon": self.regime.critical_epsilon,
@@ -93,21 +99,50 @@ class FedSGDPlan:
                 f"{choice.variant}); each client replies at most {choice.replies:g} times. Privacy model: {model}.")
 
 
-def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b, fix_T, variant):
-    constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=clipping_norm)
-    regime, paper = zhou.laplace_regime(constants=constants), None
+def _point(choice: zhou.Choice | None) -> dict | None:
+    """(T, b) and U of a choice, as the summary shows it beside the answer."""
+    if choice is None:
+        return None
+    return {"T": choice.rounds, "b": choice.clients_per_round, "bound": choice.bound}
+
+
+def _laplace_choices(problem: zhou.Problem, constants: zhou.LaplaceConstants, *, max_rounds, fix_b, fix_T,
+                     variant) -> tuple[zhou.Choice, zhou.Choice]:
+    """(the paper's rounding rule, the exact integer optimum) of the variant's U in the requested mode.
+
+    Free: b ∈ {1, N} at ⌊T*(b)⌋ (L364-367) against the best (T, b); fixed b: ⌊T*(b)⌋ (Eq. (6), L322)
+    against the best T; fixed T: ⌈b*(T)⌉ clipped to [1, N] (L336) against the best b. These roundings
+    reproduce all 24 entries of Table I (L467-472; errata Z-6, Z-9).
+    """
+    if fix_b is None and fix_T is None:
+        return (zhou.laplace_paper_choice(constants=constants, max_rounds=max_rounds, variant=variant),
+                zhou.laplace_exact_choice(constants=constants, max_rounds=max_rounds, variant=variant))
     if fix_b is not None:
         found = zhou.optimal_rounds(constants=constants, clients_per_round=fix_b, max_rounds=max_rounds,
                                     variant=variant)
-        choice = _fixed(found.best, fix_b, found.bound_best, problem, variant, "exact integer T for fixed b",
-                        found.source, constants.hypotheses)
-    elif fix_T is not None:
-        found = zhou.optimal_clients(constants=constants, rounds=fix_T, variant=variant)
-        choice = _fixed(fix_T, found.best, found.bound_best, problem, variant, "exact integer b for fixed T",
-                        found.source, constants.hypotheses)
+        points = ((found.paper, fix_b, found.bound_paper, "paper rule: T = floor(T*(b)) (Eq. (6), Table I)"),
+                  (found.best, fix_b, found.bound_best, "exact integer T for fixed b"))
     else:
-        choice = zhou.laplace_exact_choice(constants=constants, max_rounds=max_rounds, variant=variant)
-        paper = zhou.laplace_paper_choice(constants=constants, max_rounds=max_rounds, variant=variant)
+        found = zhou.optimal_clients(constants=constants, rounds=fix_T, variant=variant)
+        points = ((fix_T, found.paper, found.bound_paper, "paper rule: b = ceil(b*(T)) in [1, N] (L336, Table I)"),
+                  (fix_T, found.best, found.bound_best, "exact integer b for fixed T"))
+    rule, exact = (_fixed(rounds, clients, bound, problem, variant, method, found.source, constants.hypotheses)
+                   for rounds, clients, bound, method in points)
+    return rule, exact
+
+
+def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b, fix_T, variant):
+    constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=clipping_norm)
+    regime = zhou.laplace_regime(constants=constants)
+    paper, exact = _laplace_choices(problem, constants, max_rounds=max_rounds, fix_b=fix_b, fix_T=fix_T,
+                                    variant=variant)
+    choice = exact
+    if variant == "paper":
+        choice = paper
+        if (exact.rounds, exact.clients_per_round) != (paper.rounds, paper.clients_per_round):
+            choice = replace(paper, notes=(*paper.notes, (
+                f"the exact integer optimum is (T, b) = ({exact.rounds}, {exact.clients_per_round}) with U = "
+                f"{exact.bound:.6g} (the paper rule's U = {paper.bound:.6g})")))
     noise = {"scale": [], "epsilon_guaranteed": []}
     if choice.rounds > 0:
         for size, eps in zip(problem.client_sizes, np.broadcast_to(epsilon, (problem.num_clients,)), strict=True):
@@ -120,7 +155,7 @@ def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b
                                                     clients_per_round=choice.clients_per_round, variant=variant)))
                   for t in _curve_rounds(choice.rounds))
     constants_dict = {"C1": constants.C1, "C2": constants.C2, "C3": constants.C3, "gamma": constants.gamma}
-    return choice, paper, regime, noise, curve, constants_dict
+    return choice, paper, exact, regime, noise, curve, constants_dict
 
 
 def _fixed(rounds, clients, bound, problem, variant, method, source, hypotheses) -> zhou.Choice:
@@ -179,10 +214,12 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
                     accountant: str = "rdp", constants: dict | None = None) -> FedSGDPlan:
     """T*, b* and the bound for one mechanism (zhou Sec. V-B Laplace, Sec. VI-B Gaussian).
 
-    Laplace: the exact integer optimum (never worse than the paper rule, which is reported too), or the
-    constrained optimum with ``fix_b`` / ``fix_T``. Gaussian: with ``c2`` the paper's Eq. (5) solution
-    (b* = N, T* = T_max or 0); without it the exhaustive search with accountant-calibrated noise (needs a
-    finite ``max_rounds``). ``clipping_norm`` is ξ₁ (Laplace, L1) or ξ₂ (Gaussian, L2).
+    Laplace: over (T, b), or over T for ``fix_b``, or over b for ``fix_T``, the exact integer optimum
+    (``variant="corrected"``; never worse than the paper rule, which is reported too) or the paper's rounding
+    rule as Table I prints it (``variant="paper"``, zhou L467-472; the exact optimum of the printed U is
+    reported too). Gaussian: with ``c2`` the paper's Eq. (5) solution (b* = N, T* = T_max or 0); without it
+    the exhaustive search with accountant-calibrated noise (needs a finite ``max_rounds``). ``clipping_norm``
+    is ξ₁ (Laplace, L1) or ξ₂ (Gaussian, L2).
     """
     mechanism = check_choice("mechanism", mechanism, MECHANISMS)
     if fix_b is not None and fix_T is not None:
@@ -193,11 +230,11 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
         fix_T = check_int("fix_T", fix_T, low=1)
     if max_rounds != math.inf:
         max_rounds = check_int("max_rounds", max_rounds, low=0)
-    paper = regime = None
+    paper = exact = regime = None
     if mechanism == "laplace":
-        choice, paper, regime, noise, curve, derived = _laplace(problem, epsilon=epsilon, clipping_norm=clipping_norm,
-                                                                max_rounds=max_rounds, fix_b=fix_b, fix_T=fix_T,
-                                                                variant=variant)
+        choice, paper, exact, regime, noise, curve, derived = _laplace(
+            problem, epsilon=epsilon, clipping_norm=clipping_norm, max_rounds=max_rounds, fix_b=fix_b, fix_T=fix_T,
+            variant=variant)
     else:
         if fix_b is not None or fix_T is not None:
             raise ValueError("fix_b/fix_T apply to the Laplace mechanism; the Gaussian optimum has b* = N "
@@ -207,8 +244,8 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
         choice, noise, curve, derived = _gaussian(problem, epsilon=epsilon, delta=delta, clipping_norm=clipping_norm,
                                                   sample_rate=sample_rate, c2=c2, max_rounds=max_rounds,
                                                   accountant=accountant)
-    return FedSGDPlan(mechanism=mechanism, choice=choice, paper_choice=paper, regime=regime, noise=noise,
-                      curve=curve, constants={**(constants or {}), **derived})
+    return FedSGDPlan(mechanism=mechanism, choice=choice, paper_choice=paper, exact_choice=exact, regime=regime,
+                      noise=noise, curve=curve, constants={**(constants or {}), **derived})
 
 
 def laplace_landscape(*, problem: zhou.Problem, epsilon, clipping_norm: float, rounds,

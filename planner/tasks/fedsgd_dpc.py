@@ -9,6 +9,9 @@ the clipping_norm) or estimated from a LIBSVM file split over the clients (``dat
         --model-dim 7850 --target-epsilon 1
     fedplan fedsgd-dpc optimum --mechanism laplace --dataset phishing.libsvm --clients 10 \\
         --target-epsilon 1 --json
+
+``--variant paper`` answers with the paper's rounding rule in every mode (free, ``--fixed-clients-per-round``,
+``--fixed-rounds``), which reproduces Table I (zhou L467-472), with the exact integer optimum beside it.
 """
 
 from __future__ import annotations
@@ -83,8 +86,10 @@ class FedsgdDpcOptimum(Request):
     fixed_clients_per_round: int | None = count(None, help="laplace: optimise T for this b", low=1,
                                                 deprecated=("--fix-b",))
     fixed_rounds: int | None = count(None, help="laplace: optimise b for this T", low=1, deprecated=("--fix-T",))
-    variant: str = choice("corrected", help="corrected (calibrated on the most replies a client can make, "
-                          "erratum Z-1) or paper (on the printed bT/N)", choices=VARIANTS)
+    variant: str = choice("corrected", help="corrected (noise calibrated on the most replies a client can make, "
+                          "erratum Z-1; T*, b*: the exact integer optimum) or paper (on the printed bT/N; T*, b*: the "
+                          "paper's rounding, T = ⌊T*⌋, b = ⌈b*⌉, b ∈ {1, N} when both are free, as Table I prints "
+                          "them, L467); the other answer is shown beside", choices=VARIANTS)
     accountant: str = choice("rdp", help="accountant of the gaussian noise calibration", choices=("rdp", "pld"))
 
     def check(self) -> None:

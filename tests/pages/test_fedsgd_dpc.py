@@ -24,6 +24,17 @@ def test_fedsgd_page_shows_the_optimum_and_the_paper_rule(fedsgd_page):
     assert metric(fedsgd_page, "T*") == "480"
 
 
+def test_fedsgd_page_paper_variant_shows_the_paper_rule_with_the_exact_optimum_beside(fedsgd_page):
+    """The app as ``--variant paper --fixed-clients-per-round 5``: T = ⌊T*(b)⌋ (Table I), the exact optimum beside."""
+    fedsgd_page.radio[0].set_value("paper")
+    fedsgd_page.text_input[10].set_value("5").run()  # fixed clients per round b
+    assert not fedsgd_page.exception and not fedsgd_page.error
+    request = FedsgdDpcOptimum(**README, variant="paper", fixed_clients_per_round=5).run()
+    assert metric(fedsgd_page, "T*") == f"{request['T_star']:g}" and metric(fedsgd_page, "b*") == "5"
+    assert request["T_star"] == request["paper_rule"]["T"] != request["exact_optimum"]["T"]
+    assert metric(fedsgd_page, "Exact optimum") == f"({request['exact_optimum']['T']}, 5)"
+
+
 def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     fedsgd_page.text_input[3].set_value("30").run()  # μ = 30 > λ = 20
     assert not fedsgd_page.exception
