@@ -5,7 +5,7 @@
     fedplan simulate adp2sgd --validate --steps 1000 --staleness-model fixed --max-staleness 2 --seeds 0 1
     fedplan simulate mapa --preset mapa-fig2
     fedplan simulate mapa --algorithm audp --iterations 3000 --upload-epsilon 5 --validate
-    fedplan simulate dpscd --preset ridge                 # DP-SCD vs DP-SGD at ε = 1 (same accountant)
+    fedplan simulate dpscd --preset ridge                 # DP-SCD, DP-SGD, SeqDP-SCD, PrimalDP-SCD at ε = 1
     fedplan simulate dpscd --preset svm --target-epsilon 0.5 --validate --seeds 0 1 2 --json
     fedplan simulate kardam --clients 10 --faults 3 --byzantine-workers 3 --attack sign_flip --rounds 300
     fedplan simulate byzantine --clients 19 --rule bulyan --faults 4 --attack little --rounds 100
@@ -32,12 +32,11 @@ from fedplan.planner.simulate.aggregators import OLD_RULE_NAMES, RULES
 from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS, run_byzantine_sync, run_kardam
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import (
+    ALGORITHMS,
     DPSCD_PRESETS,
-    calibrate_pair,
+    compare_algorithms,
     make_dual_problem,
     preset_problem,
-    run_dpscd,
-    run_dpsgd,
 )
 from fedplan.planner.simulate.graphs import TOPOLOGIES, make_graph
 from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES
@@ -249,31 +248,35 @@ def _preset_default(help: str) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class SimulateDpscd(Validating, Request):
-    """DP-SCD (Damaskinos Alg. 1) against DP-SGD, each calibrated to the same target (ε, δ)."""
+    """DP-SCD (Damaskinos Alg. 1) against DP-SGD and the thesis' SeqDP-SCD (Alg. 3) and PrimalDP-SCD (Alg. 2)
+    baselines (Fig. 6.1, L1569), each calibrated to the same target (ε, δ); their final P(θ) − P*, S(α) and
+    accuracy side by side (``comparison``)."""
 
     command: ClassVar = ("simulate", "dpscd")
-    summary: ClassVar = "DP-SCD (Damaskinos Alg. 1) vs DP-SGD at equal (epsilon, delta)"
+    summary: ClassVar = "DP-SCD (Damaskinos Alg. 1) vs DP-SGD, SeqDP-SCD, PrimalDP-SCD at equal (epsilon, delta)"
     progress_unit: ClassVar = "steps"
 
     preset: str = choice("ridge", help="data, loss and settings; the options below override them",
                          choices=tuple(DPSCD_PRESETS))
     dataset: str | None = text(None, help=_preset_default("data source"))
     regularization: float | None = real(None, help=_preset_default("L2 regularisation λ"), low=0.0, low_open=True)
-    target_epsilon: float | None = target_epsilon_field(None, help=_preset_default("target ε of both runs"),
+    target_epsilon: float | None = target_epsilon_field(None, help=_preset_default("target ε of the four runs"),
                                                         deprecated=("--epsilon",))
-    target_delta: float | None = target_delta_field(None, help=_preset_default("target δ of both runs"),
+    target_delta: float | None = target_delta_field(None, help=_preset_default("target δ of the four runs"),
                                                     deprecated=("--delta",))
     batch_size: int | None = batch_size_field(None, help=_preset_default("DP-SCD mini-batch size L"))
-    epochs: float | None = real(None, help=_preset_default("DP-SCD passes over the data"), low=0.0, low_open=True)
+    epochs: float | None = real(None, help=_preset_default("DP-SCD and SeqDP-SCD passes over the data"), low=0.0,
+                                low_open=True)
     clipping_norm: float | None = clipping_norm_field(help=_preset_default("DP-SCD update scaling bound C"))
     dpsgd_batch_size: int | None = batch_size_field(None, help=_preset_default("DP-SGD mini-batch size"))
     dpsgd_epochs: float | None = real(None, help=_preset_default("DP-SGD passes over the data"), low=0.0,
                                       low_open=True)
     dpsgd_clipping_norm: float | None = clipping_norm_field(help=_preset_default("DP-SGD clipping norm"))
     learning_rate: float | None = learning_rate_field(None, help=_preset_default("DP-SGD learning rate"))
-    accountant: str = choice("ma128", help="accountant of both calibrations: ma128 (the thesis' moments "
+    accountant: str = choice("ma128", help="accountant of the four calibrations: ma128 (the thesis' moments "
                              "accountant), rdp or pld", choices=("ma128", "rdp", "pld"))
-    sampling: str = choice("poisson", help="how a step's mini-batch is drawn: poisson or fixed_size",
+    sampling: str = choice("poisson", help="how a DP-SCD step's mini-batch is drawn: poisson or fixed_size (SeqDP-SCD "
+                           "always draws fixed_size, DP-SGD poisson)",
                            choices=(*DPSCD_SAMPLINGS, OLD_FIXED), metavar="{poisson,fixed_size}")
 
     def __post_init__(self) -> None:
@@ -309,23 +312,15 @@ class SimulateDpscd(Validating, Request):
                                               target_delta=s["target_delta"], seeds=self.validation_seeds(),
                                               accountant=self.accountant, sampling=sampling,
                                               **{key: s[key] for key in keys}))
-        pair = calibrate_pair(examples=problem.examples, target_epsilon=s["target_epsilon"],
-                              target_delta=s["target_delta"], batch_size=s["batch_size"], epochs=s["epochs"],
-                              dpsgd_batch_size=s["dpsgd_batch_size"], dpsgd_epochs=s["dpsgd_epochs"],
-                              accountant=self.accountant, clipping_norm=s["clipping_norm"])
-        steps = pair.dpscd_plan.steps
-        common = {"seed": self.seed, "delta": s["target_delta"], "accountant": self.accountant}
-        scd = run_dpscd(problem=problem, batch_size=s["batch_size"], steps=steps, clipping_norm=s["clipping_norm"],
-                        noise_multiplier=pair.dpscd_plan.calibration.noise_multiplier, sampling=sampling,
-                        eval_every=max(1, steps // 50), progress=rounds_progress(progress, steps), **common)
-        sgd = run_dpsgd(problem=problem, batch_size=s["dpsgd_batch_size"], steps=pair.dpsgd.steps,
-                        clipping_norm=s["dpsgd_clipping_norm"], noise_multiplier=pair.dpsgd.noise_multiplier,
-                        learning_rate=s["learning_rate"], eval_every=max(1, pair.dpsgd.steps // 50),
-                        progress=rounds_progress(progress, pair.dpsgd.steps), **common)
+        runs = compare_algorithms(problem=problem, settings=s, seed=self.seed, accountant=self.accountant,
+                                  sampling=sampling, progress=progress)
+        pair, scd, sgd = runs["calibration"], runs["dpscd"], runs["dpsgd"]
         gap = problem.optimum[1]
-        statement = (f"DP-SCD: {scd.privacy['statement']} DP-SGD: {sgd.privacy['statement']} Final P(theta) - P*: "
-                     f"DP-SCD {_difference(scd.final.get('loss'), gap)}, DP-SGD "
-                     f"{_difference(sgd.final.get('loss'), gap)}.")
+        statement = (f"DP-SCD: {scd.privacy['statement']} DP-SGD: {sgd.privacy['statement']} SeqDP-SCD: "
+                     f"{runs['seqdpscd'].privacy['statement']} PrimalDP-SCD: "
+                     f"{runs['primaldpscd'].privacy['statement']} Final P(theta) - P*: " +
+                     ", ".join(f"{DPSCD_NAMES[name]} {_difference(runs[name].final.get('loss'), gap)}"
+                               for name in ALGORITHMS) + ".")
 
         def output(full: bool) -> dict:
             out = {"preset": self.preset, "loss": problem.loss, "optimal_primal": gap,
@@ -333,13 +328,36 @@ class SimulateDpscd(Validating, Request):
                                                     "noise_multiplier": scd.config["noise_multiplier"],
                                                     "kappa_hat": scd.config["kappa_hat"]},
                    "dpsgd": _headline(sgd, full) | {"noise_multiplier": sgd.config["noise_multiplier"]},
+                   "seqdpscd": _headline(runs["seqdpscd"], full) | {
+                       "final_suboptimality": runs["seqdpscd"].final.get("suboptimality"),
+                       "noise_multiplier": runs["seqdpscd"].config["noise_multiplier"],
+                       "noise_std": runs["seqdpscd"].config["noise_std"]},
+                   "primaldpscd": _headline(runs["primaldpscd"], full) | {
+                       "noise_multiplier": runs["primaldpscd"].config["noise_multiplier"],
+                       "accounted_noise_multiplier": runs["primaldpscd"].config["accounted_noise_multiplier"],
+                       "noise_std": runs["primaldpscd"].config["noise_std"]},
+                   "comparison": {name: _side_by_side(runs[name], gap) for name in ALGORITHMS} if full else
+                   {f"{name} {key}": value for name in ALGORITHMS
+                    for key, value in _side_by_side(runs[name], gap).items() if value is not None},
                    "statement": statement}
             if full:
                 out["calibration"] = pair.to_dict()
             return out
 
-        return Report(values=output(True), result={"dpscd": scd, "dpsgd": sgd, "calibration": pair,
-                                                   "problem": problem}, table=output(False))
+        return Report(values=output(True), result={**{name: runs[name] for name in ALGORITHMS},
+                                                   "calibration": pair, "problem": problem}, table=output(False))
+
+
+#: The thesis' names of :data:`planner.simulate.dpscd.ALGORITHMS`.
+DPSCD_NAMES = {"dpscd": "DP-SCD", "dpsgd": "DP-SGD", "seqdpscd": "SeqDP-SCD", "primaldpscd": "PrimalDP-SCD"}
+
+
+def _side_by_side(result, optimum) -> dict:
+    """One algorithm's row of the comparison: ε, final P(θ) − P*, dual S(α) (dual runs) and test accuracy."""
+    loss = result.final.get("loss")
+    return {"epsilon": result.epsilon, "final_primal_gap": None if loss is None else loss - optimum,
+            "final_suboptimality": result.final.get("suboptimality"), "final_accuracy": result.final.get("accuracy"),
+            "diverged": result.diverged}
 
 
 def _difference(value, optimum) -> str:
