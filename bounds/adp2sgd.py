@@ -44,6 +44,7 @@ from scipy import optimize
 
 from fedplan.bounds import rdp, rdp_without_replacement
 from fedplan.bounds.rdp_without_replacement import rdp_without_replacement_gaussian
+from fedplan.bounds.references import cite
 from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
@@ -794,3 +795,77 @@ def proposition2(*, problem: Problem, topology: Topology, examples_per_worker, b
     return UtilityBound(value=value, terms={"C4": c4}, hypotheses=hypotheses, variant=variant,
                         source="xu Proposition 2, L183-189", details={"steps": steps, "D": gap,
                                                                       "min_steps": minimum.steps})
+
+
+# --------------------------------------------------------------------------------------------
+# Remark 1: the intermediate iterate (erratum XU-8)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Remark1(TheoremResult):
+    """Remark 1's ε for the iterate after t of the T iterations, next to the ε fedplan certifies for it.
+
+    Remark 1 (xu L179, no proof) says w_k^t is (√(t/T)·ε, δ)-DP when σ is Theorem 2's for (ε, δ). After t
+    iterations the iterate has seen t noisy gradients, so the paper's own certificate for it is Theorem 2 over
+    those t iterations at the same noise (``certified_epsilon``, ``certificate``). Lemma 2's order cap
+    α ≤ log(1/(γ(1+z²))) (L508) does not depend on t, so the certificate stays above log(1/δ)/(α_max − 1) as
+    t → 0 while the claim goes to 0: the hypothesis "claimed eps_t >= certified eps_t" fails for small t
+    (spec §3.7, erratum XU-8). ``tight_epsilon`` is :func:`tight_epsilon` over the same t iterations (the
+    paper's sampling model): what the mechanism itself spends, which Theorem 2 cannot show.
+    """
+
+    step: int
+    steps: int
+    noise_multiplier: float
+    epsilon: float
+    claimed_epsilon: float
+    certified_epsilon: float
+    certificate: Certificate
+    tight_epsilon: float
+    delta: float
+    variant: str
+    notes: tuple[str, ...] = ("XU-8: Remark 1's sqrt(t/T) epsilon is not what Theorem 2 certifies for the first t "
+                              "iterations (Lemma 2's order cap does not depend on t)",)
+    neighboring_relation: str = NEIGHBORING_RELATION
+    sampling: str = PAPER_SAMPLING
+    source: str = cite("xu", "Remark 1 against Theorem 2 and Lemma 2 over the first t iterations",
+                       "L179, L171-173, L508")
+
+
+def remark1(*, setting: Setting, step: int, noise_multiplier: float | None = None, epsilon: float | None = None,
+            variant: str = "corrected") -> Remark1:
+    """Remark 1 (xu L179) at iteration t = ``step`` of T = ``setting.steps``: the claimed √(t/T)·ε against the
+    ε that Theorem 2 (L171-173, Lemma 2 L508) certifies for the first t iterations at the same noise.
+
+    Give the noise multiplier z (ε is then Theorem 2's certificate for all T iterations) or the budget ε
+    (z is then the least noise Theorem 2 needs for it, :func:`paper_noise_for_epsilon`), not both.
+    ``variant`` is :func:`paper_epsilon_for_noise`'s, for T and for t alike: ``"paper"`` the certificate at
+    z, ``"corrected"`` its monotone envelope (erratum XU-3). CIFAR-10 set-up, z = 2, t = 586 ≈ T/100
+    (spec §3.7): claimed 1.1324, certified 4.3902 (paper) and 3.6514 (corrected), erratum XU-8.
+    """
+    variant = _check_variant(variant)
+    t = check_int("step", step, low=1, high=setting.steps)
+    if (noise_multiplier is None) == (epsilon is None):
+        raise ValueError("give exactly one of noise_multiplier and epsilon; got "
+                         f"noise_multiplier={noise_multiplier!r}, epsilon={epsilon!r}")
+    if epsilon is None:
+        whole = paper_epsilon_for_noise(setting=setting, noise_multiplier=noise_multiplier, variant=variant)
+        if whole.epsilon is None:
+            failing = "; ".join(f"{item.name}: {item.detail}" for item in whole.hypotheses if not item.holds)
+            raise ValueError(f"noise_multiplier={noise_multiplier!r} is outside the noise Theorem 2 certifies "
+                             f"(xu L173, L508): {failing}")
+        z, budget = float(noise_multiplier), whole.epsilon
+    else:
+        budget = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        noise = paper_noise_for_epsilon(setting=setting, target_epsilon=budget)
+        if not noise.feasible:
+            raise ValueError(f"epsilon={epsilon!r} is not certified by Theorem 2 at any noise: {noise.reason}")
+        z = noise.noise_multiplier
+    first = Setting(workers=setting.workers, examples_per_worker=setting.examples_per_worker,
+                    batch_size=setting.batch_size, steps=t, delta=setting.delta)
+    part = paper_epsilon_for_noise(setting=first, noise_multiplier=z, variant=variant)
+    claimed = math.sqrt(t / setting.steps) * budget
+    claim = hypothesis("claimed eps_t >= certified eps_t (Remark 1)", claimed, ">=", part.epsilon, "xu L179")
+    return Remark1(t, setting.steps, z, budget, claimed, part.epsilon, part,
+                   tight_epsilon(setting=first, noise_multiplier=z).epsilon, setting.delta, variant,
+                   hypotheses=(*part.hypotheses, claim))
