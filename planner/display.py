@@ -1,6 +1,10 @@
-"""Numbers as the app pages show them: ε rounded up, never below the computed bound."""
+"""Numbers as the app pages show them: ε rounded up, never below the computed bound; a theorem-backed number
+marked "no guarantee" where a hypothesis of its theorem fails (in the app, the reports, the exports and the
+validations alike)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 
 def epsilon_text(value: float, decimals: int = 4) -> str:
@@ -16,3 +20,48 @@ def accountant_label(accountant: str, bound: str) -> str:
         return f"{accountant.upper()}, tight" if bound == "tight" and accountant == "pld" else \
             f"{accountant.upper()} upper bound"
     return {"participation": "participation bound"}.get(accountant, accountant)
+
+
+#: What a theorem-backed number is: a guarantee when every hypothesis of its theorem holds, else no guarantee
+#: (the theorem says nothing about it). The same words as ``bounds.theorem.TheoremResult.guarantee``.
+GUARANTEE, NO_GUARANTEE = "guarantee", "no guarantee"
+
+
+def _holds(item) -> bool:
+    return bool(item["holds"] if isinstance(item, Mapping) else item.holds)
+
+
+def _name(item) -> str:
+    return item["name"] if isinstance(item, Mapping) else item.name
+
+
+def failing_hypotheses(hypotheses) -> list[str]:
+    """The names of the hypotheses that fail; each item a :class:`~fedplan.bounds.theorem.Hypothesis` or its
+    ``to_dict()`` mapping (as reports and exports carry them)."""
+    return [_name(item) for item in hypotheses if not _holds(item)]
+
+
+def guarantee_fields(hypotheses) -> dict:
+    """``{"valid": every hypothesis holds, "guarantee": "guarantee" | "no guarantee"}``: what the JSON of a report,
+    an export or a validation carries next to a theorem-backed number."""
+    valid = not failing_hypotheses(hypotheses)
+    return {"valid": valid, "guarantee": GUARANTEE if valid else NO_GUARANTEE}
+
+
+def theorem_fields(hypotheses) -> dict:
+    """The checked ``hypotheses`` as mappings with :func:`guarantee_fields`: the metadata of an export whose numbers
+    come from a theorem."""
+    return {"hypotheses": [dict(item) if isinstance(item, Mapping) else item.to_dict() for item in hypotheses],
+            **guarantee_fields(hypotheses)}
+
+
+def guarantee_text(hypotheses) -> str:
+    """``"guarantee"``, or ``"no guarantee (failing: <names>)"`` when a hypothesis fails."""
+    failing = failing_hypotheses(hypotheses)
+    return f"{NO_GUARANTEE} (failing: {', '.join(failing)})" if failing else GUARANTEE
+
+
+def theorem_label(label: str, hypotheses) -> str:
+    """A page's label for a theorem-backed number: ``label`` as is, or with " — no guarantee" when a hypothesis of
+    the theorem fails (the page's hypotheses table names which)."""
+    return f"{label} — {NO_GUARANTEE}" if failing_hypotheses(hypotheses) else label

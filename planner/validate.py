@@ -1,8 +1,10 @@
 """Check a plan by simulation: run R seeds and compare what happened with what the bounds predicted.
 
-Every claim is a :class:`Claim` (simulated value, predicted value, relation, pass/fail, source); the report
-also carries a plot-ready table (one row per round and quantity: simulated mean and quantiles over the
-seeds next to the prediction). Three validations:
+Every claim is a :class:`Claim` (simulated value, predicted value, relation, verdict, source): PASS, FAIL, NO
+GUARANTEE (a hypothesis of the theorem behind the prediction fails: the bound proves nothing, whichever side the
+simulation fell) or NOT ACCOUNTED; only PASS counts as passed. The report also carries a plot-ready table
+(one row per round and quantity: simulated mean and quantiles over the seeds next to the prediction). Three
+validations:
 
 * :func:`validate_vandijk_plan`: a :class:`planner.vandijk.VanDijkPlan` (with step sizes) run on data split
   into clients of the plan's N_c: the ε spent by the executed schedule against the planned tight ε and the
@@ -51,7 +53,10 @@ class Claim:
     """One prediction checked against the simulation: ``simulated <relation> predicted``.
 
     ``not_accounted`` holds the reason when an ε of the claim could not be accounted (the accountant refused
-    the executed sampling): such a claim is neither PASS nor a number, and never passes.
+    the executed sampling): such a claim is neither PASS nor a number, and never passes. ``failing_hypotheses``
+    names the hypotheses (``name: numbers``) of the theorem behind ``predicted`` that fail: the theorem then
+    guarantees nothing, so the claim is NO GUARANTEE, whichever side of the bound the simulation fell (the
+    detail keeps the numbers), and never passes.
     """
 
     name: str
@@ -62,24 +67,35 @@ class Claim:
     detail: str
     source: str
     not_accounted: str | None = None
+    failing_hypotheses: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
-        """``PASS``, ``FAIL`` or ``NOT ACCOUNTED``."""
+        """``PASS``, ``FAIL``, ``NO GUARANTEE`` (a hypothesis of the bound's theorem fails) or ``NOT ACCOUNTED``."""
         if self.not_accounted is not None:
             return "NOT ACCOUNTED"
+        if self.failing_hypotheses:
+            return "NO GUARANTEE"
         return "PASS" if self.passed else "FAIL"
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "failing_hypotheses": list(self.failing_hypotheses),
+                "verdict": self.verdict}
 
 
-def _claim(name: str, simulated, predicted, relation: str, source: str, detail: str = "") -> Claim:
+def _claim(name: str, simulated, predicted, relation: str, source: str, detail: str = "", *,
+           hypotheses=()) -> Claim:
+    """``simulated <relation> predicted``; ``hypotheses`` are those of the theorem behind ``predicted``: one that
+    fails makes the claim NO GUARANTEE (not passed), with the failing hypotheses and their numbers in the detail."""
+    failing = tuple(f"{h.name}: {h.detail}" for h in hypotheses if not h.holds)
+    caveat = f"no guarantee, failing hypotheses: {'; '.join(failing)}" if failing else ""
     if simulated is None or predicted is None:
-        return Claim(name, simulated, predicted, relation, False, detail or "not available", source)
+        text = "; ".join(part for part in (detail or "not available", caveat) if part)
+        return Claim(name, simulated, predicted, relation, False, text, source, failing_hypotheses=failing)
     holds = {"<=": simulated <= predicted, ">=": simulated >= predicted, "==": simulated == predicted}[relation]
-    text = f"{simulated:.6g} {relation} {predicted:.6g}" + (f"; {detail}" if detail else "")
-    return Claim(name, float(simulated), float(predicted), relation, bool(holds), text, source)
+    text = "; ".join(part for part in (f"{simulated:.6g} {relation} {predicted:.6g}", detail, caveat) if part)
+    return Claim(name, float(simulated), float(predicted), relation, bool(holds) and not failing, text, source,
+                 failing_hypotheses=failing)
 
 
 def _not_accounted(run: SimulationResult) -> str | None:
@@ -88,12 +104,13 @@ def _not_accounted(run: SimulationResult) -> str | None:
 
 
 def _spent_claim(name: str, runs, predicted, source: str, detail: str = "", *,
-                 predicted_not_accounted: str | None = None) -> Claim:
+                 predicted_not_accounted: str | None = None, hypotheses=()) -> Claim:
     """The worst spent ε over ``runs`` against ``predicted`` (``<=``).
 
     A run whose ledger could not account its sampling, or a prediction the accountant refused
     (``predicted_not_accounted``), gives a "not accounted" claim with the reason: not PASS, no number invented.
-    A run without noise (ε None, not DP) fails with its ledger's statement.
+    A run without noise (ε None, not DP) fails with its ledger's statement. ``hypotheses`` are those of the
+    theorem behind ``predicted`` (a paper's claimed ε), as in :func:`_claim`.
     """
     reasons = [reason for reason in map(_not_accounted, runs) if reason is not None]
     if reasons or predicted_not_accounted is not None:
@@ -104,13 +121,18 @@ def _spent_claim(name: str, runs, predicted, source: str, detail: str = "", *,
                      not_accounted=reason)
     missing = [run for run in runs if run.epsilon is None]
     if missing:
-        return _claim(name, None, predicted, "<=", source, missing[0].privacy.get("statement", "not available"))
-    return _claim(name, max(run.epsilon for run in runs), predicted, "<=", source, detail)
+        return _claim(name, None, predicted, "<=", source, missing[0].privacy.get("statement", "not available"),
+                      hypotheses=hypotheses)
+    return _claim(name, max(run.epsilon for run in runs), predicted, "<=", source, detail, hypotheses=hypotheses)
 
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """Claims with pass/fail, a plot-ready table and the runs behind them."""
+    """Claims with their verdicts, a plot-ready table and the runs behind them.
+
+    The report passes only when every claim is PASS: a claim whose theorem's hypotheses fail (NO GUARANTEE) or
+    whose ε could not be accounted (NOT ACCOUNTED) is not counted as passed; ``verdicts`` counts each kind.
+    """
 
     algorithm: str
     seeds: tuple[int, ...]
@@ -122,23 +144,33 @@ class ValidationReport:
 
     @property
     def passed(self) -> bool:
-        return all(claim.passed for claim in self.claims)
+        return all(claim.verdict == "PASS" for claim in self.claims)
+
+    @property
+    def verdicts(self) -> dict[str, int]:
+        """How many claims have each verdict (PASS, FAIL, NO GUARANTEE, NOT ACCOUNTED), in the claims' order."""
+        counts: dict[str, int] = {}
+        for claim in self.claims:
+            counts[claim.verdict] = counts.get(claim.verdict, 0) + 1
+        return counts
 
     def statement(self) -> str:
-        """One line per claim (PASS/FAIL, the numbers, the source), then the notes."""
+        """One line per claim (its verdict, the numbers, the source), then the notes."""
         lines = [f"{claim.verdict}  {claim.name}: {claim.detail} ({claim.source})" for claim in self.claims]
         return "\n".join(lines + list(self.notes))
 
     def summary(self, *, full: bool) -> dict:
-        """The CLI answer: everything (``full``, for ``--json``) or passed, seeds and the statement."""
+        """The CLI answer: everything (``full``, for ``--json``) or passed, the verdicts, seeds and the statement."""
         if not full:
-            return {"passed": self.passed, "seeds": list(self.seeds), "statement": self.statement()}
+            return {"passed": self.passed, "verdicts": self.verdicts, "seeds": list(self.seeds),
+                    "statement": self.statement()}
         return {**self.to_dict(), "statement": self.statement()}
 
     def to_dict(self) -> dict:
         return {"algorithm": self.algorithm, "seeds": list(self.seeds), "passed": self.passed,
-                "claims": [claim.to_dict() for claim in self.claims], "table": list(self.table),
-                "notes": list(self.notes), "hypotheses": [h.to_dict() for h in self.hypotheses],
+                "verdicts": self.verdicts, "claims": [claim.to_dict() for claim in self.claims],
+                "table": list(self.table), "notes": list(self.notes),
+                "hypotheses": [h.to_dict() for h in self.hypotheses],
                 "runs": [run.to_dict(with_records=False) for run in self.runs]}
 
 
@@ -224,7 +256,7 @@ def validate_vandijk_plan(*, plan, dataset: Dataset, clients: int, clipping_norm
                      f"both at delta = {selection.delta:.4g}, {used.upper()}, {accounted}",
                      predicted_not_accounted=refused),
         _spent_claim("spent epsilon <= the paper's claimed epsilon", runs, selection.epsilon,
-                     selection.source, accounted),
+                     selection.source, accounted, hypotheses=selection.hypotheses),
     ]
     claims.append(_envelope_claim(runs))
     table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
@@ -309,11 +341,9 @@ def validate_theorem5(*, dataset: Dataset, clients: int, rounds: int, d: int = 1
     total = int(clock[-1])
     bound = sequences.theorem5_rate_bound(t=total, N=noise, mu=mu, M0=M0, M1=M1)
     violations = sum(run.delays["violations"] for run in runs)
-    failing = [h.name for h in bound.hypotheses + steps.hypotheses if not h.holds]
     claims = (
         _claim("E||w_T - w*||^2 <= Theorem 5 bound", _mean_final(runs, "dist_sq"), bound.value, "<=", bound.source,
-               f"mean over {len(seeds)} seeds at t = {total}"
-               + (f"; failing hypotheses (no guarantee): {', '.join(failing)}" if failing else "")),
+               f"mean over {len(seeds)} seeds at t = {total}", hypotheses=bound.hypotheses + steps.hypotheses),
         _claim("computations with tau_hat(t) > tau(t)", float(violations), 0.0, "<=",
                "vandijk Theorem 1, Definition 1 (L73, L127)", "exact wait rule"),
     )
@@ -385,7 +415,8 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
     final_bound = bound_at(rounds)
     claims = (
         _claim("E||theta_T - theta*||^2 <= U(T, b)", _mean_final(runs, "dist_sq"), final_bound.total, "<=",
-               final_bound.source, f"mean over {len(seeds)} seeds, T = {rounds}, b = {clients_per_round}"),
+               final_bound.source, f"mean over {len(seeds)} seeds, T = {rounds}, b = {clients_per_round}",
+               hypotheses=final_bound.hypotheses),
         _spent_claim("spent epsilon <= per-client target", runs, epsilon,
                      "bounds.accounting / basic composition on the replies made"),
     )

@@ -102,12 +102,10 @@ def _running_rows(runs, column: str, predicted, *, offset: int = 0) -> list[dict
 
 
 def _bound_claim(name: str, simulated: float, bound, source: str, detail: str) -> Claim:
-    """sim ≤ bound, with the margin and the failing hypotheses (no guarantee then) in the detail."""
-    failing = [h.name for h in bound.hypotheses if not h.holds]
+    """sim ≤ bound, with the margin in the detail; NO GUARANTEE when a hypothesis of the bound fails."""
     value = getattr(bound, "value", None)
     margin = f"; bound/simulated = {value / simulated:.4g}" if value is not None and simulated > 0 else ""
-    text = detail + margin + (f"; failing hypotheses (no guarantee): {', '.join(failing)}" if failing else "")
-    return _claim(name, simulated, value, "<=", source, text)
+    return _claim(name, simulated, value, "<=", source, detail + margin, hypotheses=bound.hypotheses)
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from fedplan.bounds.theorem import Hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.display import GUARANTEE, NO_GUARANTEE, failing_hypotheses, guarantee_fields, guarantee_text
 
 #: ``progress(done, total)``: called by long requests (simulations, validations, sweeps) as work completes.
 Progress = Callable[[int, int], None]
@@ -291,11 +292,28 @@ class Report:
     ``hypotheses`` and ``source``); ``table`` is what the readable table shows when it differs from ``values``;
     ``result`` is the object the numbers came from (a plan, an accounting result, a simulation), for the app's
     charts and for API users.
+
+    Values that carry ``hypotheses`` get ``valid`` (every hypothesis holds) and ``guarantee`` ("guarantee" or "no
+    guarantee") here, for every request at once (:func:`~fedplan.planner.display.guarantee_fields`); the table then
+    shows a ``guarantee  no guarantee (failing: …)`` line when a hypothesis fails. Values whose own ``guarantee``
+    says something else (a plan's: the unit its tight ε protects, which holds whatever the paper's hypotheses) keep
+    it, and the verdict on the paper's numbers is ``paper_guarantee``.
     """
 
     values: Mapping
     result: Any = field(default=None, compare=False, repr=False)
     table: Mapping | None = None
+
+    def __post_init__(self) -> None:
+        if "hypotheses" in self.values:
+            fields = guarantee_fields(self.values["hypotheses"])
+            object.__setattr__(self, "values", {**self.values, "valid": fields["valid"],
+                                                self._verdict_key(): fields["guarantee"]})
+
+    def _verdict_key(self) -> str:
+        """``guarantee``, or ``paper_guarantee`` when the values' own ``guarantee`` is not a theorem's verdict."""
+        own = self.values.get("guarantee", GUARANTEE)
+        return "guarantee" if own in (GUARANTEE, NO_GUARANTEE) else "paper_guarantee"
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -322,10 +340,16 @@ class Report:
         return json.dumps(self.to_dict())
 
     def to_table(self) -> str:
-        """Aligned ``key  value`` lines, the hypotheses (holds / FAILS) and the statement last."""
+        """Aligned ``key  value`` lines (first ``guarantee  no guarantee (failing: …)`` when a hypothesis fails), the
+        hypotheses (holds / FAILS) and the statement last."""
         shown = self.values if self.table is None else self.table
         skip = {"segments", "statement", "fixed", "source", "value", "hypotheses"}
         rows = []
+        if "hypotheses" in self.values:  # the verdict once, first, and only when a hypothesis fails
+            verdict = self._verdict_key()
+            skip |= {"valid", verdict}
+            if failing_hypotheses(self.values["hypotheses"]):
+                rows.append((verdict, guarantee_text(self.values["hypotheses"])))
         for key, value in shown.items():
             if key in skip or value is None:
                 continue

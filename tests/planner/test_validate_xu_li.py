@@ -80,7 +80,10 @@ def test_audp_theorem2_claims_use_the_measured_radius_and_pass(data):
 def test_mapa_stage_claims_and_round_robin_assumption(data):
     equal = validate_mapa(dataset=data, iterations=600, batch_size=4, seeds=(0,), compute=Durations("constant", 1.0))
     stages = [claim for claim in equal.claims if claim.name.startswith("stage")]
-    assert len(stages) == len(equal.table) >= 2 and all(claim.passed for claim in stages)
+    assert len(stages) == len(equal.table) >= 2 and all(claim.simulated <= claim.predicted for claim in stages)
+    # a stage whose per-sample gradients were clipped sent biased uploads: Theorem 4 guarantees nothing there
+    assert [claim.verdict for claim in stages] == ["PASS" if row["clipped_fraction_max"] == 0 else "NO GUARANTEE"
+                                                   for row in equal.table] == ["PASS", "NO GUARANTEE"]
     assert equal.claims[-1].passed
     uneven = validate_mapa(dataset=data, iterations=600, batch_size=4, seeds=(0,))
     assert not uneven.claims[-1].passed and uneven.claims[-1].simulated > 120

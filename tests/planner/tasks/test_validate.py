@@ -36,7 +36,9 @@ VANDIJK = ("--initial-size", "16", "--client-size", "10000", "--grad-computation
 def test_validate_vandijk_spends_the_planned_epsilon_with_a_bar_in_seeds(capsys):
     code, out, err = run(capsys, "validate", "vandijk", *VANDIJK)
     assert code == 0 and "2/2 seeds" in err
-    assert "PASS  spent epsilon <= planned tight epsilon" in out and "PASS  spent epsilon <= the paper's claimed" in out
+    assert "PASS  spent epsilon <= planned tight epsilon" in out
+    # the paper variant's max q_i exceeds r0/sigma: its claimed epsilon is no guarantee
+    assert "NO GUARANTEE  spent epsilon <= the paper's claimed" in out
     request = ValidateVandijk(initial_size=16, client_size=10_000, grad_computations=3000, noise_multiplier=8,
                               target_epsilon=1, r0="1/e", variant="paper", learning_rate=0.2, no_pld=True, clients=2,
                               clipping_norm=0.5, n_samples=22_000, n_features=4, seeds=(0, 1))
