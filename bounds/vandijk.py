@@ -635,6 +635,9 @@ class SelectionPass:
         return "K*" if self.q_star < self.q_theorem else "K-/K+"
 
 
+_SELECTION_SOURCE = "vandijk parameter selection, Theorem 4/6, L211-219, D.3.2 L1505-1817"
+
+
 @dataclass(frozen=True)
 class Selection:
     """The outcome of the paper's parameter selection (L211-219) for one σ.
@@ -665,7 +668,7 @@ class Selection:
     sizes: tuple[int, ...]
     passes: tuple[SelectionPass, ...]
     hypotheses: tuple[Hypothesis, ...]
-    source: str = field(default="vandijk parameter selection, Theorem 4/6, L211-219, D.3.2 L1505-1817")
+    source: str = field(default=_SELECTION_SOURCE)
 
     @property
     def slope(self) -> float:
@@ -715,16 +718,25 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     """The paper's parameter selection for a given σ (L211-219; spec §5.1-5.3).
 
     Pass n uses γ from pass n−1 (γ = 0 first): it takes the constant (B for case 1, A for case 2;
-    the closed forms of Theorem 4 when ``r0="r0(sigma)"`` in the paper variant, the general Theorem 6
-    forms otherwise), the largest q with K ≤ K⁻ (case 1) or K ≤ k·K⁺ (case 2) and K ≤ K*, then
-    m = (s0/(N_c q))^{1/p}, T and γ = m/T. Passes stop when γ changes by at most ``tolerance``
-    (relative; default 0.01 for the paper, its "two most significant digits", L1673, and 1e-6 for
-    the corrected variant) or after ``max_passes``. ``closed_form`` (paper variant only; default:
-    when ``r0="r0(sigma)"``) uses Theorem 4's closed B and A, as Examples 1, 2 and 4 do with their
-    printed r0 values.
+    the closed forms of Theorem 4 or the general Theorem 6 forms, see ``closed_form``), the largest q
+    with K ≤ K⁻ (case 1) or K ≤ k·K⁺ (case 2) and K ≤ K*, then m = (s0/(N_c q))^{1/p}, T and
+    γ = m/T. Passes stop when γ changes by at most ``tolerance`` (relative; default 0.01 for the
+    paper, its "two most significant digits", L1673, and 1e-6 for the corrected variant) or after
+    ``max_passes``.
+
+    ``closed_form`` (paper variant only) uses Theorem 4's closed B and A, which hold at r0 = r0(σ)
+    (L191-195). Default: when r0 is the paper's r0(σ), i.e. ``"r0(sigma)"`` or a number
+    ≤ (√3−1)/16 = 0.0458, the bound of every r0(σ) iterate (L1335), as the printed r0(σ) = 0.0110,
+    0.0202, 0.0247 of Examples 1, 2, 4 (L1521, L1591, L1713; erratum I-27); a larger r0 is the
+    paper's "other larger settings for r0" (L1507), with Theorem 6's general forms, as Examples 3 and
+    5 do with 1/e (L1631-1639, L1757-1765). ``max_passes`` default: one pass when the paper variant
+    uses the closed B in case 1, where the paper stops because "the value m/T does not affect the
+    upper bound on q" (L1545, L1615, L1737; Example 1's second pass is its redo at ε = 8, L1557-1567,
+    erratum I-28: ``max_passes=2``); else until γ settles, at most 100 passes.
 
     * ``variant="paper"``: the paper's K* sign, T = ⌈T_up⌉ (errata I-20, I-33). Reproduces
-      Examples 3 and 5 with the defaults and Examples 1, 2, 4 with the passes the paper printed.
+      Examples 1-5 with the defaults (Example 2's q from K⁻, which does not bind, needs the rounded
+      0.845, erratum I-29; Example 4's factor needs r0/5 for r0/σ, erratum I-31).
     * ``variant="corrected"``: K* with (1+γ)^{−(1+p)}, T = the realised number of rounds of
       ⌈N_c q (i+m)^p⌉, γ = m/T of that T, the exact 1.21 and (31)'s lost (1+γ)^{1/2}.
 
@@ -746,7 +758,8 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     k = check_real("k", k, low=1.0)
     tolerance = check_real("tolerance", (0.01 if variant == "paper" else 1e-6) if tolerance is None else tolerance,
                            low=0.0, high=1.0)
-    max_passes = 100 if max_passes is None else check_int("max_passes", max_passes, low=1, high=1000)
+    if max_passes is not None:
+        max_passes = check_int("max_passes", max_passes, low=1, high=1000)
     r0_value = _resolve_r0(r0, sigma, p)
     constants = r_constant(r0=r0_value, sigma=sigma)
     if not all_hold(constants.hypotheses):
@@ -758,7 +771,11 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     if closed_form and variant == "corrected":
         raise ValueError("closed_form=True needs variant='paper': the closed B and A hold only at gamma = 0 "
                          "(erratum I-26); the corrected variant uses Theorem 6's general forms")
-    closed = variant == "paper" and (r0 == "r0(sigma)" if closed_form is None else bool(closed_form))
+    if closed_form is None:
+        closed_form = r0 == "r0(sigma)" or r0_value <= R0_CAP
+    closed = variant == "paper" and bool(closed_form)
+    if max_passes is None:
+        max_passes = 1 if closed and case == 1 else 100
 
     def pass_from(gamma: float) -> tuple[SelectionPass, np.ndarray | None]:
         if case == 1:
@@ -827,4 +844,5 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
                      initial_size=initial_size, grad_computations=grad_computations, r0=r0_value, r=constants.r,
                      alpha=alpha, q=final.q, m=final.m, rounds=final.rounds, gamma=gamma, factor=factor,
                      budget=budget, delta=math.exp(-epsilon * budget**2 / 2), k_ratio=k_ratio,
-                     sizes=tuple(int(v) for v in sizes), passes=tuple(passes), hypotheses=tuple(checks))
+                     sizes=tuple(int(v) for v in sizes), passes=tuple(passes), hypotheses=tuple(checks),
+                     source=f"{_SELECTION_SOURCE}; {'Theorem 4 closed' if closed else 'Theorem 6 general'} B, A")

@@ -9,6 +9,9 @@ paper's selection with the tight accounting of the realised schedule, :func:`pla
         --target-epsilon 1 --r0 1/e --variant paper
     fedplan vandijk schedule --initial-size 16 --client-size 10000 --epochs 2.5 --noise-multiplier 8 \\
         --target-epsilon 1 --r0 1/e --out plan.csv
+
+``--variant paper`` with the paper's inputs prints its Examples 1, 3, 4 and 5 (Appendix D.3.2): e.g. Example 1 is
+``--initial-size 16 --client-size 50000 --epochs 100 --noise-multiplier 3 --target-epsilon 2 --r0 0.0110``.
 """
 
 from __future__ import annotations
@@ -99,14 +102,17 @@ class VandijkPlanInputs(Request):
     target_delta: float | None = target_delta_field(None, help="target δ in (0, 1), with noise_multiplier_range",
                                                     deprecated=("--delta",))
     growth_exponent: float = growth_exponent_field()
-    r0: str = text("r0(sigma)", help="r0(sigma) (the paper's function of σ), 1/e or a number in (0, 1/e] (L929)")
+    r0: str = text("r0(sigma)", help="r0(sigma) (the paper's function of σ), 1/e or a number in (0, 1/e] (L929); "
+                   "variant paper takes r0(sigma) and numbers ≤ (√3−1)/16 = 0.0458 as the paper's r0(σ), with "
+                   "Theorem 4's closed forms (L1335)")
     variant: str = choice("corrected", help="corrected (errata applied, hypotheses on the realised sequence) or "
                           "paper (reproduces the printed examples)", choices=VARIANTS)
     case: int = count(1, help="1: K ≤ K⁻ (Theorem 4), 2: K ≥ K⁺ (Theorem 6, L1121)", low=1, high=2)
     k_plus_multiple: float = real(1.0, help="case 2: K may reach this multiple k ≥ 1 of K⁺", low=1.0,
                                   deprecated=("--k",))
-    max_passes: int | None = count(None, help="stop the m/T iteration after this many passes (default: until it "
-                                   "settles, at most 100)", low=1, high=1000)
+    max_passes: int | None = count(None, help="stop the m/T iteration after this many passes (default: one for "
+                                   "variant paper with Theorem 4's closed forms in case 1, as the paper's Examples 1, "
+                                   "2, 4; else until it settles, at most 100)", low=1, high=1000)
     no_pld: bool = flag(help="skip the tight PLD accountant (RDP only, faster)")
 
     def r0_value(self) -> float | str:
