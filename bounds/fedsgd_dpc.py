@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedplan.bounds import accounting
-from fedplan.bounds.theorem import VARIANTS, Hypothesis, hypothesis
+from fedplan.bounds.references import cite
+from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 
 SELECTIONS = ("round_robin", "shuffle_partition", "uniform")
@@ -239,7 +240,7 @@ def laplace_noise(*, rounds: int, clients_per_round: int, num_clients: int, clie
 
 
 @dataclass(frozen=True)
-class GaussianNoise:
+class GaussianNoise(TheoremResult):
     """Per-coordinate Gaussian noise of one client: std σ_i on its batch-mean gradient (zhou L222-224).
 
     ``noise_multiplier`` z = σ_i q d_i/ξ₂ is the std relative to the clipping norm of the *sum* of
@@ -247,7 +248,8 @@ class GaussianNoise:
     ``accounting.get_epsilon(sample_rate=q, noise_multiplier=z, steps=max_replies, delta=δ)`` certifies
     the noise of either mode. ``epsilon_certified`` is that ε in accountant mode and ``None`` in paper
     mode, whose constant c₂ is not known (L222). ``effective_c2`` = zε/(q√(R ln(1/δ))) is the c₂ that
-    Eq. (5) would need to give this σ.
+    Eq. (5) would need to give this σ. In paper mode the hypothesis "c2 is a proven constant" always fails, so
+    the result is marked "no guarantee" (errata Z-7, Z-8 in ``notes``).
     """
 
     std: float
@@ -263,10 +265,10 @@ class GaussianNoise:
     accountant: str | None
     selection: str
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
+    notes: tuple[str, ...]
     neighboring_relation: str = GAUSSIAN_RELATION
     sampling: str = GAUSSIAN_SAMPLING
-    source: str = "zhou Theorem 2, Eq. (5), L222-224"
+    source: str = cite("zhou", "Theorem 2, Eq. (5)", "L222-224")
 
     @property
     def variance(self) -> float:
@@ -322,7 +324,9 @@ def gaussian_noise(*, rounds: int, clients_per_round: int, num_clients: int, cli
     checks.append(hypothesis("q < 1", q, "<", 1.0, "L222"))
     return GaussianNoise(std=std, noise_multiplier=z, replies=replies, max_replies=max_replies, sample_rate=q,
                          epsilon=epsilon, delta=delta, epsilon_certified=None, effective_c2=c2, mode="paper",
-                         accountant=None, selection=selection, variant=variant, hypotheses=tuple(checks))
+                         accountant=None, selection=selection, variant=variant, hypotheses=tuple(checks),
+                         notes=("Z-7: the paper gives no value of c1, c2: this sigma certifies nothing by itself",
+                                "Z-8: the precondition epsilon < c1 q^2 T is checked only when c1 is given"))
 
 
 def gaussian_noise_accountant(*, rounds: int, clients_per_round: int, num_clients: int, client_size: float,
@@ -351,7 +355,8 @@ def gaussian_noise_accountant(*, rounds: int, clients_per_round: int, num_client
                          epsilon_certified=certified, effective_c2=_effective_c2(z, epsilon, delta, q, max_replies),
                          mode="accountant", accountant=used, selection=selection, variant="corrected",
                          hypotheses=(_replies_hypothesis(float(max_replies), max_replies, selection),),
-                         source=f"accountant calibration ({method}) replacing zhou Eq. (5)")
+                         notes=("Z-7: Eq. (5) with unknown c2 replaced by the accountant's calibration",),
+                         source=f"{cite('zhou', 'Eq. (5) replaced by accountant calibration', 'L222-224')} ({method})")
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedplan.bounds import byzantine, dpscd, kardam, mapa
+from fedplan.bounds import byzantine, dpscd, fedsgd_dpc, kardam, mapa
 from fedplan.bounds import vandijk_sequences as sequences
 
 FAST = settings(max_examples=60, deadline=None)
@@ -254,3 +254,29 @@ def test_bulyan_printed_setting():
     result = byzantine.max_byzantine(workers=19, rule="bulyan")  # L931: n = 19 tolerates f = 4
     data = assert_contract(result, result.max_faults, expect_valid=True)
     assert result.max_faults == 4 and data["hypotheses"][0]["detail"] == "19 >= 19"
+
+
+# ---------------------------------------------------------------- Zhou et al. (Theorem 2, Eq. (5))
+
+@given(rounds=st.integers(1, 500), clients=st.integers(1, 10), epsilon=st.floats(0.05, 10), q=st.floats(0.001, 1.0),
+       c1=st.one_of(st.none(), st.floats(0.1, 1e4)), variant=st.sampled_from(["paper", "corrected"]))
+@FAST
+def test_zhou_gaussian_noise(rounds, clients, epsilon, q, c1, variant):
+    common = dict(rounds=rounds, clients_per_round=clients, num_clients=10, client_size=6000, epsilon=epsilon,
+                  delta=1e-5, clipping_norm=10.0, sample_rate=q)
+    result = fedsgd_dpc.gaussian_noise(**common, c2=2.0, c1=c1, variant=variant)
+    data = assert_contract(result, result.std, expect_valid=False)  # c2 is never a proven constant (Z-7)
+    replies = rounds * clients / 10 if variant == "paper" else math.ceil(rounds * clients / 10)
+    assert result.std == pytest.approx(2.0 * 10.0 * math.sqrt(replies * math.log(1e5)) / (6000 * epsilon), rel=1e-12)
+    precondition = data["hypotheses"][2]
+    assert precondition["name"] == "epsilon < c1 q^2 T"  # L222, erratum Z-8
+    assert precondition["holds"] is (c1 is not None and epsilon < c1 * q * q * rounds)
+    assert [note[:3] for note in result.notes] == ["Z-7", "Z-8"]
+
+
+def test_zhou_gaussian_noise_from_the_accountant_is_a_guarantee():
+    result = fedsgd_dpc.gaussian_noise_accountant(rounds=100, clients_per_round=10, num_clients=10, client_size=6000,
+                                                  epsilon=0.5, delta=1e-5, clipping_norm=10.0, sample_rate=0.01,
+                                                  accountant="rdp")
+    assert_contract(result, result.std, expect_valid=True)
+    assert result.epsilon_certified <= 0.5 and "Eq. (5)" in result.source
