@@ -147,6 +147,16 @@ def test_example_1_redo_at_epsilon_8_is_the_second_pass(capsys):
     assert round(1 / data["slope"]) == 252 and round(data["constant_rounds"] / data["rounds"], 2) == 6.23  # L1567-9
 
 
+def test_example_2_bad_bound_is_refused_with_the_papers_budget(capsys):
+    """L1571-1623: factor 5.31257308281 (L1621), so 𝓑 = 5/5.31257 = 0.941, "a bad bound" the paper gives up on;
+    the claimed δ = exp(−ε𝓑²/2) = 0.412 leaves nothing to plan, and the CLI says so in one line."""
+    code = cli.main([*example(16, 10_000, 10, 5, 2, "0.0202"), "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and captured.err.count("\n") == 1
+    assert "budget B = 0.941)" in captured.err and "delta = 0.412 at target_epsilon 2" in captured.err
+    assert round(5 / 5.31257308281, 3) == 0.941 and round(math.exp(-2 * (5 / 5.31257308281) ** 2 / 2), 3) == 0.412
+
+
 def test_example_3_main_text(capsys):
     """L1625-1691 and L221: r0 = 1/e, Theorem 6's general B, three passes until m/T settles (L1673)."""
     data = run_json(capsys, *example(16, 10_000, 2.5, 8, 1, "1/e"))
