@@ -29,7 +29,8 @@ Privacy model of every number (spec §0, §4):
 
 Hypotheses. Every closed form returns a frozen result carrying the formula's value(s), ``hypotheses``
 and ``valid``. **A result with ``valid=False`` is the formula's value, not a guarantee**: its
-``guarantee`` property is ``None`` and the planner and CLI show "infeasible" with the failing hypotheses.
+``guarantee`` is ``"no guarantee"`` (:class:`bounds.theorem.TheoremResult`) and the planner and CLI show it with
+the failing hypotheses.
 Searches over μ or z (:func:`paper_noise_for_epsilon`, :func:`paper_epsilon_for_noise`) return ``None``
 values with ``feasible=False`` when no choice satisfies Theorem 2.
 """
@@ -213,15 +214,7 @@ class Theorem2(TheoremResult):
     variant: str
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
-    source: str = "xu Theorem 2, L171-175 (proof L516-534)"
-
-    @property
-    def guarantee(self) -> float | None:
-        """The noise std that certifies (ε, δ), or ``None`` when a hypothesis fails."""
-        return self.noise_std if self.valid else None
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"guarantee": self.guarantee}
+    source: str = cite("xu", "Theorem 2 (proof L516-534)", "L171-175")
 
 
 def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: float = 1.0,
@@ -657,13 +650,6 @@ class UtilityBound(TheoremResult):
     source: str
     details: dict = field(default_factory=dict)
 
-    @property
-    def guarantee(self) -> float | None:
-        return self.value if self.valid else None
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"guarantee": self.guarantee}
-
 
 def theorem1_bound(*, problem: Problem, topology: Topology, learning_rate: float, batch_size: int, steps: int,
                    staleness: int, noise_std_sum: float) -> UtilityBound:
@@ -680,7 +666,7 @@ def theorem1_bound(*, problem: Problem, topology: Topology, learning_rate: float
              "heterogeneity": 12 * eta * lip * problem.dissimilarity * b / k,
              "dp_noise": 2 * eta * lip * problem.dimension * sigma**2 / (b * k)}
     return UtilityBound(value=sum(terms.values()), terms=terms, hypotheses=constants.hypotheses, variant="corrected",
-                        source="xu Theorem 1, L147",
+                        source=cite("xu", "Theorem 1", "L147"),
                         details={"C1": constants.C1, "C2": constants.C2, "C3": constants.C3,
                                  "rho_bar": constants.rho_bar})
 
@@ -747,7 +733,7 @@ def proposition1_rate(*, problem: Problem, topology: Topology, batch_size: int, 
     hypotheses = (hypothesis("T >= T_min (Proposition 1, tau^4 term)", t, ">=", minimum.steps, "xu L161"),
                   *constants.hypotheses)
     return UtilityBound(value=sum(terms.values()), terms=terms, hypotheses=hypotheses, variant="corrected",
-                        source="xu Proposition 1, L163-165",
+                        source=cite("xu", "Proposition 1", "L163-165"),
                         details={"learning_rate": topology.workers / (b * root), "min_steps": minimum.steps})
 
 
@@ -793,7 +779,7 @@ def proposition2(*, problem: Problem, topology: Topology, examples_per_worker, b
     hypotheses = (*theorem.hypotheses,
                   hypothesis("T of (8) >= T_min (Proposition 1, tau^4 term)", steps, ">=", minimum.steps, "xu L161"))
     return UtilityBound(value=value, terms={"C4": c4}, hypotheses=hypotheses, variant=variant,
-                        source="xu Proposition 2, L183-189", details={"steps": steps, "D": gap,
+                        source=cite("xu", "Proposition 2", "L183-189"), details={"steps": steps, "D": gap,
                                                                       "min_steps": minimum.steps})
 
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedplan.bounds import byzantine, dpscd, fedsgd_dpc, kardam, mapa
+from fedplan.bounds import adp2sgd, byzantine, dpscd, fedsgd_dpc, kardam, mapa
 from fedplan.bounds import vandijk_sequences as sequences
 
 FAST = settings(max_examples=60, deadline=None)
@@ -280,3 +280,21 @@ def test_zhou_gaussian_noise_from_the_accountant_is_a_guarantee():
                                                   accountant="rdp")
     assert_contract(result, result.std, expect_valid=True)
     assert result.epsilon_certified <= 0.5 and "Eq. (5)" in result.source
+
+
+# ---------------------------------------------------------------- Xu et al. (Theorem 1)
+
+@given(eta=st.floats(1e-7, 1e-1), batch=st.integers(1, 64), steps=st.integers(1, 10**6), tau=st.integers(0, 16),
+       rho=st.floats(0, 0.9), sigma=st.floats(0, 1))
+@FAST
+def test_xu_theorem1_bound(eta, batch, steps, tau, rho, sigma):
+    problem = adp2sgd.Problem(smoothness=1, initial_gap=2.3, variance=1, dissimilarity=0.1, dimension=100)
+    topology = adp2sgd.Topology(workers=16, rho=rho)
+    result = adp2sgd.theorem1_bound(problem=problem, topology=topology, learning_rate=eta, batch_size=batch,
+                                    steps=steps, staleness=tau, noise_std_sum=sigma)
+    c1 = 1 - 24 * (eta * batch) ** 2 * (tau * 15 / 16 + topology.rho_bar)  # L151 with L = 1, K = 16
+    data = assert_contract(result, result.value, expect_valid=all(h.holds for h in result.hypotheses))
+    assert data["hypotheses"][0]["holds"] is (c1 > 0) and (c1 > 0 or not result.valid)
+    expected = (2 * 2.3 * 16 / (eta * steps * batch) + 2 * eta * 1 / 16 + 12 * eta * 0.1 * batch / 16
+                + 2 * eta * 100 * sigma**2 / (batch * 16))  # L147
+    assert result.value == pytest.approx(expected, rel=1e-12)
