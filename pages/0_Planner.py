@@ -17,7 +17,7 @@ import streamlit as st
 
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.pages.widgets import Form, downloads, form_page
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import epsilon_text, theorem_label
 from fedplan.planner.recipes import RECIPES
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.plan import Plan
@@ -89,11 +89,13 @@ def headline_metrics(values) -> None:
     columns[2].metric(f"ε ({values['epsilon_label']})", epsilon_text(values["tight_epsilon"]),
                       delta=_unused(values["unused_budget"]), delta_color="off",
                       help=f"{values['guarantee']}; sampling {values['sampling']}; {values['tight_accountant']}")
+    hypotheses = values["hypotheses"]
     if values.get("paper_noise_multiplier") is not None:
-        columns[3].metric("Paper's σ", f"{values['paper_noise_multiplier']:.4g}",
+        columns[3].metric(theorem_label("Paper's σ", hypotheses), f"{values['paper_noise_multiplier']:.4g}",
                           help="the noise multiplier the paper's own rule gives for this budget")
     elif values.get("paper_per_upload_epsilon") is not None:
-        columns[3].metric("Paper's ε per upload", f"{values['paper_per_upload_epsilon']:.4g}")
+        columns[3].metric(theorem_label("Paper's ε per upload", hypotheses),
+                          f"{values['paper_per_upload_epsilon']:.4g}")
     else:
         columns[3].metric("Paper's σ", "none", help="the paper's theorem certifies nothing for this budget")
     if values.get("paper_tight_epsilon") is None:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedplan.bounds.accounting import round_up
 from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import accountant_label, epsilon_text
+from fedplan.planner.display import accountant_label, epsilon_text, theorem_label
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import VandijkSelect
 from fedplan.planner.vandijk import SAMPLING_NOTE, noise_against_growth_exponent
@@ -51,7 +51,8 @@ def results(report) -> None:
     first, second, third, fourth = st.columns(4)
     first.metric("Rounds (reported / run)", f"{summary['rounds']} / {summary['realised_rounds']}")
     second.metric("Constant-size rounds", f"{summary['constant_rounds']}")
-    third.metric("Paper's δ at ε", f"{round_up(summary['delta'], 2):.2g}", help=f"δ = {summary['delta']!r}, rounded up")
+    third.metric(theorem_label("Paper's δ at ε", summary["hypotheses"]), f"{round_up(summary['delta'], 2):.2g}",
+                 help=f"δ = {summary['delta']!r}, rounded up")
     tight = plan.tight_pld or plan.tight_rdp
     fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)}) at that δ", epsilon_text(tight.epsilon))
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fedplan.pages.widgets import Form, form_page
 from fedplan.planner.adp2sgd import epsilon_against_noise
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import epsilon_text, theorem_label
 from fedplan.planner.tasks.adp2sgd import MinEpsilon
 
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
@@ -65,7 +65,8 @@ def main() -> None:
     band = tuple(report["noise_band"])
     with right:
         columns = st.columns(3)
-        columns[0].metric("Smallest ε Theorem 2 certifies", epsilon_text(report["floor_epsilon"]),
+        columns[0].metric(theorem_label("Smallest ε Theorem 2 certifies", report["hypotheses"]),
+                          epsilon_text(report["floor_epsilon"]),
                           help=f"at z = {report['floor_noise_multiplier']:.5g}")
         columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})")
         columns[2].metric("Tight ε at that z", epsilon_text(report["tight_epsilon"]), help=report["tight_sampling"])

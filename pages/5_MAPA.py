@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import epsilon_text, theorem_label
 from fedplan.planner.export import render
 from fedplan.planner.tasks.mapa import Schedule
 
@@ -58,7 +58,7 @@ def main() -> None:
     privacy, stages = report["privacy"], report["stages"]
     with right:
         columns = st.columns(4)
-        columns[0].metric("Stages", f"{report['num_stages']}")
+        columns[0].metric(theorem_label("Stages", report["hypotheses"]), f"{report['num_stages']}")
         columns[1].metric("ε total, all uploads (basic)", epsilon_text(privacy["basic_epsilon"]))
         columns[2].metric("ε per edge (basic)", epsilon_text(privacy["per_edge_epsilon"]))
         columns[3].metric("ε per edge (advanced)", epsilon_text(privacy["advanced_epsilon"]),

@@ -92,9 +92,9 @@ def delay_chart(rows: list[dict]) -> alt.Chart:
 
 
 def show(report) -> None:
-    verdict = "every claim holds" if report.passed else "a claim fails"
-    st.subheader(f"{report.algorithm}: {len(report.seeds)} seed(s), {verdict}")
-    claims = pd.DataFrame([{"result": "PASS" if c.passed else "FAIL", "claim": c.name, "numbers": c.detail,
+    verdicts = ", ".join(f"{count} {verdict}" for verdict, count in report.verdicts.items())
+    st.subheader(f"{report.algorithm}: {len(report.seeds)} seed(s), {verdicts}")
+    claims = pd.DataFrame([{"result": c.verdict, "claim": c.name, "numbers": c.detail,
                             "source": c.source} for c in report.claims])
     st.dataframe(claims, hide_index=True)
     spent = max(run.epsilon for run in report.runs)

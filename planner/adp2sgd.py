@@ -26,6 +26,7 @@ from fedplan.bounds import accounting
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 from fedplan.planner.schedule import with_gaussian_privacy
 
@@ -136,7 +137,7 @@ class ADP2SGDPlan:
             "paper_epsilon": self.certificate.epsilon, "paper_feasible": self.feasible,
             "paper_model_tight_epsilon": self.tight.epsilon, "per_worker_epsilon": self.per_worker.epsilon,
             "reference_epsilon": self.reference.epsilon, "noise_added_to": xu.NOISE_ON_MEAN,
-            "versions": package_versions(),
+            **theorem_fields(self.hypotheses), "versions": package_versions(),
         }
         schedule = Schedule(rounds=s.worker_steps, change_points=((0, values),), metadata=metadata,
                             statement=self.statement())

@@ -18,6 +18,10 @@ Formats (:data:`FORMATS`):
 * ``tf-privacy``: the arguments of ``compute_dp_sgd_privacy_statement`` (example-level, Poisson, one phase).
 
 Every csv/json/yaml export loads back (:func:`load_schedule_file`) to the same schedule and privacy block.
+
+A plan whose numbers come from a paper's theorem carries the theorem's checked ``hypotheses`` with ``valid`` and
+``guarantee`` in its metadata (:func:`planner.display.theorem_fields`); the CSV and the libraries' exports state the
+verdict on their guarantee line (:func:`theorem_line`): "no guarantee (failing: …)" when a hypothesis fails.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from fedplan.planner import limits
+from fedplan.planner.display import guarantee_text
 from fedplan.planner.schedule import PRIVACY_KEYS, Schedule, guarantee_line, schedule_from_dict, whole_number
 
 __all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
@@ -82,9 +87,18 @@ def render(schedule: Schedule, fmt: str, *, cumulative_epsilon=None, per_round: 
     raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
+def theorem_line(schedule: Schedule) -> str | None:
+    """The verdict on the paper's theorem behind the schedule's metadata (its checked ``hypotheses``): "theorem:
+    guarantee" or "theorem: no guarantee (failing: …)"; None for a schedule without a theorem."""
+    if "hypotheses" not in schedule.metadata:
+        return None
+    return f"theorem: {guarantee_text(schedule.metadata['hypotheses'])} for the paper's numbers in the metadata"
+
+
 def _comment_header(schedule: Schedule) -> list[str]:
+    theorem = theorem_line(schedule)
     lines = [f"# fedplan schedule: {schedule.rounds} rounds in {len(schedule.change_points)} phase(s)",
-             f"# guarantee: {guarantee_line(schedule.privacy)}"]
+             f"# guarantee: {guarantee_line(schedule.privacy)}" + ("" if theorem is None else f"; {theorem}")]
     if schedule.privacy is not None:
         lines.append(f"# privacy: {json.dumps(schedule.privacy, separators=(',', ':'))}")
     return lines

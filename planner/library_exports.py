@@ -1,7 +1,8 @@
 """A schedule in the names and meaning of the library that trains with it: Opacus, Flower, TF-Privacy.
 
 Each export opens with comments that state the guarantee, its unit (example or client), sampling and neighbouring
-relation, and it refuses a schedule whose mechanism the library does not run:
+relation (and, for a plan from a paper's theorem, whether its hypotheses hold: "no guarantee (failing: …)"), and it
+refuses a schedule whose mechanism the library does not run:
 
 * Opacus (``PrivacyEngine.make_private``): Poisson sampling of examples (its ``poisson_sampling=True``, the model
   its accountants assume); ``noise_multiplier`` = noise std / ``max_grad_norm`` on the summed batch gradient, as
@@ -23,6 +24,7 @@ import math
 import pprint
 
 from fedplan.bounds import rdp
+from fedplan.planner.export import theorem_line
 from fedplan.planner.schedule import Schedule, guarantee_line
 
 __all__ = ["RENDERERS"]
@@ -58,8 +60,9 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
 
 def _header(schedule: Schedule, library: str) -> list[str]:
     unit = "rounds" if schedule.privacy["unit"] == "client" else "steps"
+    theorem = theorem_line(schedule)
     lines = [f"# fedplan export for {library}: {schedule.rounds} {unit} in {len(schedule.change_points)} phase(s)",
-             f"# Guarantee: {guarantee_line(schedule.privacy)}."]
+             f"# Guarantee: {guarantee_line(schedule.privacy)}" + ("." if theorem is None else f"; {theorem}.")]
     if schedule.privacy.get("target_epsilon") is not None:
         lines.append(f"# Calibrated to target ε = {schedule.privacy['target_epsilon']:g}.")
     return lines

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fedplan.bounds import mapa
 from fedplan.bounds.accounting import round_up
 from fedplan.bounds.theorem import all_hold
+from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 
 STAGE_FIELDS = ("index", "start", "end", "iterations", "length", "t0", "p_raw", "p", "clamped", "learning_rate",
@@ -108,7 +109,7 @@ class MapaPlan:
             "privacy_claim": "per iteration (per upload): pure epsilon_k-DP, delta = 0",
             "composition": self._composition(), "cumulative_epsilon_csv": "basic composition, t * max_k epsilon_k",
             "noise_scale": "Delta S_s / min_k epsilon_k (edge k uses Delta S_s / epsilon_k)",
-            "hypotheses": [h.to_dict() for h in res.hypotheses], "notes": list(res.notes),
+            **theorem_fields(res.hypotheses), "notes": list(res.notes),
             "versions": package_versions(),
         }
         totals = res.privacy

@@ -28,6 +28,7 @@ from fedplan.bounds import accounting, rdp
 from fedplan.bounds.accounting import AccountingResult
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
+from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 from fedplan.planner.schedule import with_gaussian_privacy
 
@@ -108,7 +109,7 @@ class VanDijkPlan:
             "tight_epsilon_pld": None if self.tight_pld is None else self.tight_pld.epsilon,
             "tight_epsilon_rdp": self.tight_rdp.epsilon,
             "neighboring_relation": "add_or_remove_one", "sampling": SAMPLING_NOTE,
-            "cumulative_epsilon_csv": "RDP, integer orders, at the paper's delta",
+            "cumulative_epsilon_csv": "RDP, integer orders, at the paper's delta", **theorem_fields(sel.hypotheses),
             "versions": package_versions(),
         }
         schedule = Schedule.from_rows(self.rows(), metadata=metadata, statement=self.statement())
