@@ -186,7 +186,7 @@ def _replies_hypothesis(replies: float, max_replies: int, selection: str) -> Hyp
 
 
 @dataclass(frozen=True)
-class LaplaceNoise:
+class LaplaceNoise(TheoremResult):
     """Per-coordinate Laplace noise of one client for the whole training (Theorem 1, zhou L196-202)."""
 
     scale: float
@@ -197,10 +197,10 @@ class LaplaceNoise:
     epsilon_guaranteed: float
     selection: str
     variant: str
-    hypotheses: tuple[Hypothesis, ...]
+    notes: tuple[str, ...]
     neighboring_relation: str = LAPLACE_RELATION
     sampling: str = LAPLACE_SAMPLING
-    source: str = "zhou Theorem 1, L196-202"
+    source: str = cite("zhou", "Theorem 1", "L196-202")
 
     @property
     def variance(self) -> float:
@@ -236,7 +236,10 @@ def laplace_noise(*, rounds: int, clients_per_round: int, num_clients: int, clie
     guaranteed = max_replies * sensitivity / scale if scale > 0 else 0.0
     return LaplaceNoise(scale=scale, replies=replies, max_replies=max_replies, sensitivity=sensitivity,
                         epsilon=epsilon, epsilon_guaranteed=guaranteed, selection=selection, variant=variant,
-                        hypotheses=(_replies_hypothesis(replies, max_replies, selection),))
+                        hypotheses=(_replies_hypothesis(replies, max_replies, selection),),
+                        notes=("Z-1: calibrated on R = bT/N replies (as printed); a client may reply up to "
+                               f"{max_replies} times" if variant == "paper" else
+                               "Z-1: calibrated on the most replies a client can make",))
 
 
 @dataclass(frozen=True)
@@ -381,13 +384,12 @@ def aggregated_noise_variance(*, problem: Problem, variances: Sequence[float], c
 
 
 @dataclass(frozen=True)
-class BoundTerms:
+class BoundTerms(TheoremResult):
     """Theorem 3/4's bound on Y_T = E‖θ̄_T − θ*‖² split into its three terms (zhou L298, L401)."""
 
     optimisation: float  # 4ω₀/(μ²(T+γ)): client sampling (Lemma 2/4) and heterogeneity Γ
     initial: float  # γY₀/(T+γ)
     noise: float  # 4V/(μ²(T+γ)) = ω₁/(μ²(T+γ))
-    hypotheses: tuple[Hypothesis, ...]
     source: str
 
     @property
@@ -416,7 +418,8 @@ def bound_terms(*, problem: Problem, rounds: int, clients_per_round: int, noise_
         sizes, stds = np.asarray(problem.client_sizes), np.asarray(problem.local_gradient_std)
         omega0 += float(np.sum(sizes * stds**2)) / (q * problem.total_size**2)
     scale = 4.0 / (mu**2 * (t + gamma))
-    source = "zhou Theorem 3, L296-298" if q == 1.0 else "zhou Theorem 4, L399-401 (with Lemma 4 as in spec §3.4)"
+    source = (cite("zhou", "Theorem 3", "L296-298") if q == 1.0
+              else cite("zhou", "Theorem 4 (with Lemma 4 as in spec §3.4)", "L399-401"))
     return BoundTerms(optimisation=scale * omega0, initial=gamma * problem.initial_distance / (t + gamma),
                       noise=scale * v, hypotheses=problem.hypotheses, source=source)
 

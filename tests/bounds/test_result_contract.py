@@ -282,6 +282,31 @@ def test_zhou_gaussian_noise_from_the_accountant_is_a_guarantee():
     assert result.epsilon_certified <= 0.5 and "Eq. (5)" in result.source
 
 
+@given(rounds=st.integers(1, 500), clients=st.integers(1, 10), epsilon=st.floats(0.05, 10),
+       variant=st.sampled_from(["paper", "corrected"]))
+@FAST
+def test_zhou_laplace_noise(rounds, clients, epsilon, variant):
+    result = fedsgd_dpc.laplace_noise(rounds=rounds, clients_per_round=clients, num_clients=10, client_size=6000,
+                                      epsilon=epsilon, clipping_norm=1.0, variant=variant)
+    most = math.ceil(rounds * clients / 10)  # round robin (erratum Z-1)
+    replies = rounds * clients / 10 if variant == "paper" else most
+    assert_contract(result, result.scale, expect_valid=most <= replies)
+    assert result.scale == pytest.approx(2 * 1.0 / 6000 * replies / epsilon, rel=1e-12)  # s_i = 2Rξ₁/(d_i ε_i), L200
+
+
+@given(rounds=st.integers(0, 10**4), clients=st.integers(1, 10), noise=st.floats(0, 1e3))
+@FAST
+def test_zhou_bound_terms(rounds, clients, noise):
+    problem = fedsgd_dpc.Problem(num_clients=10, model_dim=7840, client_sizes=6000, strong_convexity=10.0,
+                                 smoothness=10.5, gradient_bound=18.0, heterogeneity=0.1, initial_distance=5.0)
+    result = fedsgd_dpc.bound_terms(problem=problem, rounds=rounds, clients_per_round=clients, noise_variance=noise)
+    assert_contract(result, result.total, expect_valid=True)  # equal d_i: L250's d_1 = ... = d_N holds
+    omega0 = 2 * (10 - clients) / 9 * 18.0**2 / clients + 2 * 10.5 * 0.1  # L298
+    gamma = 2 * 10.5 / 10.0  # γ = 2λ/μ, L296
+    expected = (4 / 10.0**2 * (omega0 + noise) + gamma * 5.0) / (rounds + gamma)  # U(T, b), L314
+    assert result.total == pytest.approx(expected, rel=1e-12) and "Theorem 3" in result.source
+
+
 # ---------------------------------------------------------------- Xu et al. (Theorem 1)
 
 @given(eta=st.floats(1e-7, 1e-1), batch=st.integers(1, 64), steps=st.integers(1, 10**6), tau=st.integers(0, 16),
