@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.pages.widgets import Form, form_page
+from fedplan.planner.display import theorem_label
 from fedplan.planner.export import render
 from fedplan.planner.fedsgd_dpc import laplace_landscape
 from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
@@ -74,7 +75,7 @@ def main() -> None:
         columns = st.columns(4)
         columns[0].metric("T* (rounds)", f"{summary['T_star']:g}")
         columns[1].metric("b* (clients per round)", f"{summary['b_star']}")
-        columns[2].metric("Bound U(T*, b*)", f"{summary['bound']:.5g}")
+        columns[2].metric(theorem_label("Bound U(T*, b*)", summary["hypotheses"]), f"{summary['bound']:.5g}")
         label, beside = (("Exact optimum", summary["exact_optimum"]) if summary["variant"] == "paper"
                          else ("Paper rule", summary["paper_rule"]))
         columns[3].metric(f"{label} (T, b)", f"({beside['T']}, {beside['b']})", help=f"U = {beside['bound']:.5g}")

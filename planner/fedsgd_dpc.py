@@ -22,6 +22,7 @@ import numpy as np
 from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_int
+from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class FedSGDPlan:
             "sampling": zhou.LAPLACE_SAMPLING if self.mechanism == "laplace" else zhou.GAUSSIAN_SAMPLING,
             "neighboring_relation": (zhou.LAPLACE_RELATION if self.mechanism == "laplace"
                                      else zhou.GAUSSIAN_RELATION),
-            "versions": package_versions(),
+            **theorem_fields(choice.hypotheses), "versions": package_versions(),
         }
         return Schedule.from_rows([row] * int(choice.rounds), metadata=metadata, statement=self.statement())
 

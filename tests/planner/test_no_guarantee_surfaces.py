@@ -16,10 +16,12 @@ import re
 import pytest
 
 from fedplan.bounds import adp2sgd as xu
+from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds.theorem import Hypothesis
 from fedplan.planner.adp2sgd import plan_adp2sgd
 from fedplan.planner.cli import main
 from fedplan.planner.export import load_schedule_file, render
+from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 from fedplan.planner.tasks.base import Report
 from fedplan.planner.tasks.vandijk import VandijkSelect
 from fedplan.planner.validate import Claim, ValidationReport, _claim
@@ -92,6 +94,20 @@ def test_adp2sgd_noise_below_lemma2_is_exported_without_guarantee():
     assert (metadata["valid"], metadata["guarantee"]) == (False, "no guarantee")
     assert any(h["name"].startswith("sigma^2/Delta^2 >= 1.5") and not h["holds"] for h in metadata["hypotheses"])
     assert plan_adp2sgd(setting=setting, noise_multiplier=4.0).schedule().metadata["guarantee"] == "guarantee"
+
+
+def test_fedsgd_dpc_export_with_an_assumed_c2_has_no_guarantee():
+    problem = zhou.Problem(num_clients=10, model_dim=7850, client_sizes=6000, strong_convexity=10, smoothness=20,
+                           gradient_bound=1, heterogeneity=0, initial_distance=1)
+    # Theorem 2 never gives c2 (zhou L222): a c2 of the user's is an assumption, the bound U(T, b) no guarantee
+    schedule = plan_fedsgd_dpc(problem=problem, mechanism="gaussian", epsilon=1, delta=1e-5, clipping_norm=1,
+                               sample_rate=0.01, max_rounds=500, c2=1.0).schedule()
+    metadata = schedule.metadata
+    assert (metadata["valid"], metadata["guarantee"]) == (False, "no guarantee")
+    assert [h["name"] for h in metadata["hypotheses"] if not h["holds"]] == ["c2 is a proven constant of Theorem 2"]
+    assert render(schedule, "csv").splitlines()[1].endswith("; theorem: no guarantee (failing: c2 is a proven "
+                                                            "constant of Theorem 2) for the paper's numbers in the "
+                                                            "metadata")
 
 
 def test_report_keeps_a_plans_own_guarantee_and_names_the_papers_verdict():
