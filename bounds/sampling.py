@@ -520,24 +520,34 @@ class _PoissonPair(_GaussianMixture):
 
     def remove_profile(self, losses: np.ndarray) -> np.ndarray:
         """δ(ε) of (P, Q): q Φ̄((y-1)/σ) - (e^ε - 1 + q) Φ̄(y/σ) at L(y) = ε, and 1 - e^ε below log(1 - q)."""
+        log_inside, reachable = self._log_shifted(losses)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inside = np.expm1(losses) + self.sample_rate
-            log_inside = np.log(inside)
             y = self.sigma**2 * (log_inside - math.log(self.sample_rate)) + 0.5
             value = _log_difference(math.log(self.sample_rate) + special.log_ndtr((1.0 - y) / self.sigma),
                                     log_inside + special.log_ndtr(-y / self.sigma))
-        return np.where(inside > 0, value, -np.expm1(np.minimum(losses, 0.0)) * (1 + 1e-12))
+        return np.where(reachable, value, -np.expm1(np.minimum(losses, 0.0)) * (1 + 1e-12))
 
     def add_profile(self, losses: np.ndarray) -> np.ndarray:
         """δ(ε) of (Q, P): e^ε [(e^-ε - 1 + q) Φ(y/σ) - q Φ((y-1)/σ)] at L(y) = -ε, and 0 above -log(1 - q)
         (the loss of Q against P never exceeds it)."""
+        log_inside, reachable = self._log_shifted(-losses)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inside = np.expm1(-losses) + self.sample_rate
-            log_inside = np.log(inside)
             y = self.sigma**2 * (log_inside - math.log(self.sample_rate)) + 0.5
             value = _log_difference(losses + log_inside + special.log_ndtr(y / self.sigma),
                                     losses + math.log(self.sample_rate) + special.log_ndtr((y - 1.0) / self.sigma))
-        return np.where(inside > 0, value, 0.0)
+        return np.where(reachable, value, 0.0)
+
+    def _log_shifted(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(log(e^v - 1 + q), whether it is defined, e^v > 1 - q) without overflow or lost digits: for |v| ≤ 1 from
+        expm1 (e^v - 1 keeps its digits), beyond as v + log1p((q - 1) e^-v) (exact at q = 1, where e^v - 1 + 1 would
+        round e^-37 to a multiple of 1e-16; no overflow where a grid for σ = 0.02 reaches |v| = 1 700)."""
+        q = self.sample_rate
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            near = np.log(np.expm1(np.clip(values, -1.0, 1.0)) + q)
+            outer = np.abs(values) > 1.0
+            ratio = 0.0 if q == 1.0 else (q - 1.0) * np.exp(-np.where(outer, values, 1.0))
+            result = np.where(outer, values + np.log1p(ratio), near)
+        return result, np.isfinite(result)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -489,3 +489,42 @@ def test_closed_form_poisson_profiles_are_the_mixtures(q, sigma):
         below = math.log1p(-q) - 0.5
         assert pair.remove_profile(np.array([below]))[0] == pytest.approx(-math.expm1(below), rel=1e-11)
         assert pair.add_profile(np.array([-math.log1p(-q) + 1e-3]))[0] == 0.0
+
+
+@pytest.mark.parametrize("q", [0.5, 1.0, 1e-3])
+def test_closed_form_poisson_profiles_do_not_overflow_on_wide_grids(q):
+    # σ = 0.02 puts the grid's ends near ±1 700, where e^ε overflows: the profiles stay finite (no warning, no NaN
+    # reaching the composition), 0 far up the remove side and 1 - e^ε far down the add side, as the mixture's are
+    import warnings
+
+    pair = sampling._PoissonPair(q, 0.02)
+    losses = np.linspace(-2000.0, 2000.0, 80_001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        remove, add = pair.remove_profile(losses), pair.add_profile(losses)
+    assert np.all(np.isfinite(remove)) and np.all(np.isfinite(add))
+    assert add[losses < -1500] == pytest.approx(1.0, abs=1e-11)  # 1 - e^ε, nudged up 1e-12 against rounding
+    # far up the remove side, against the amplification identity δ(ε) = q δ_G(log(1 + (e^ε - 1)/q)) with the
+    # Gaussian profile δ_G(e) = Φ(-eσ + 1/(2σ)) - e^e Φ(-eσ - 1/(2σ)), in mpmath at 60 digits
+    mpmath.mp.dps = 60
+    sigma = mpmath.mpf("0.02")
+    for epsilon in (1200.0, 1500.0, 1700.0):
+        inner = mpmath.log(1 + (mpmath.e**epsilon - 1) / q)
+        expected = q * (mpmath.ncdf(-inner * sigma + 1 / (2 * sigma))
+                        - mpmath.e**inner * mpmath.ncdf(-inner * sigma - 1 / (2 * sigma)))
+        index = int(np.argmin(np.abs(losses - epsilon)))
+        assert remove[index] == pytest.approx(float(expected), rel=1e-8)
+    inside = np.abs(losses) < 700  # where the generic mixture's own arithmetic does not overflow
+    with np.errstate(all="ignore"):
+        generic_remove = sampling._GaussianMixture.remove_profile(pair, losses[inside])
+        generic_add = sampling._GaussianMixture.add_profile(pair, losses[inside])
+    assert np.abs(remove[inside] - generic_remove).max() < 1e-14
+    if q < 1:
+        assert np.abs(add[inside] - generic_add).max() < 1e-14
+    else:  # the Gaussian pair is symmetric; the generic form rounds e^-ε - 1 + 1 to 0 above ε ≈ 37 and reads 0 there
+        assert np.abs(add - remove).max() < 1e-12
+    # and the accountant answers: the Gaussian mechanism (q = 1) at σ = 0.02 has ε(1e-5) = 1462.28501596 (the
+    # root of δ(ε) = Φ(-εσ + 1/(2σ)) - e^ε Φ(-εσ - 1/(2σ)) in mpmath at 50 digits); the PLD bound is at or above it
+    if q == 1.0:
+        result = accounting.get_epsilon(delta=1e-5, sample_rate=1.0, noise_multiplier=0.02, steps=1)
+        assert result.accountant == "pld" and 1462.28501596 <= result.epsilon <= 1462.28501596 * (1 + 1e-6)
