@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
+from fedplan.bounds.references import cite
 from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold, hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.bounds.vandijk_sequences import power_sequence
@@ -358,8 +359,12 @@ def case2_aggregated_noise(*, epochs: float, epsilon: float, delta: float, p: fl
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Theorem4Result:
-    """B, A, D, K⁻, K⁺, K*, the case that applies and the σ lower bound (Theorem 4, L191-199)."""
+class Theorem4Result(TheoremResult):
+    """B, A, D, K⁻, K⁺, K*, the case that applies and the σ lower bound (Theorem 4, L191-199).
+
+    In the gap K⁻ < K < K⁺ Theorem 4 states no bound: ``sigma_lower_bound`` is ``None`` there (no number
+    exists) and the hypothesis "K <= K- or K >= K+" fails, so the result says "no guarantee".
+    """
 
     B: float
     A: float
@@ -370,9 +375,9 @@ class Theorem4Result:
     case: str  # "1" (K ≤ K⁻), "2" (K ≥ K⁺) or "gap" (no bound)
     sigma_lower_bound: float | None
     r0: float
-    hypotheses: tuple[Hypothesis, ...]
     variant: str
-    source: str = "vandijk Theorem 4, L191-199"
+    notes: tuple[str, ...]
+    source: str = cite("vandijk", "Theorem 4", "L191-199")
 
 
 def theorem4(*, p: float, sigma: float, epsilon: float, delta: float, sample_rate: float, client_size: int,
@@ -407,9 +412,13 @@ def theorem4(*, p: float, sigma: float, epsilon: float, delta: float, sample_rat
     else:
         case, bound = "gap", None
     checks = (hypothesis("sigma >= 1.137", sigma, ">=", 1.137, "L191"),
-              hypothesis("K <= K*", grad_computations, "<=", k_star, "L197"))
+              hypothesis("K <= K*", grad_computations, "<=", k_star, "L197"),
+              Hypothesis("K <= K- or K >= K+ (no bound in the gap)", case != "gap",
+                         f"K = {grad_computations:.6g}, K- = {k_minus:.6g}, K+ = {k_plus:.6g}", "L193-197"))
+    notes = ("I-20: K* with (1+gamma)^-(1+p) (corrected)" if variant == "corrected"
+             else "I-20: K* with the printed (1+gamma)^+(1+p)",)
     return Theorem4Result(B=b, A=a, D=d, k_minus=k_minus, k_plus=k_plus, k_star=k_star, case=case,
-                          sigma_lower_bound=bound, r0=r0, hypotheses=checks, variant=variant)
+                          sigma_lower_bound=bound, r0=r0, hypotheses=checks, variant=variant, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -508,7 +517,7 @@ class Theorem3Result(TheoremResult):
     delta: float
     sigma_lower_bound: float | None
     lambda_max: int
-    source: str = "vandijk Theorem 3, L177-185, (16) L931, proof L953-1069"
+    source: str = cite("vandijk", "Theorem 3, (16) L931, proof L953-1069", "L177-185")
 
 
 def _sample_sizes(sizes, client_size: int) -> np.ndarray:

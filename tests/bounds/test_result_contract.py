@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedplan.bounds import adp2sgd, byzantine, dpscd, fedsgd_dpc, kardam, mapa
+from fedplan.bounds import adp2sgd, byzantine, dpscd, fedsgd_dpc, kardam, mapa, vandijk
 from fedplan.bounds import vandijk_sequences as sequences
 
 FAST = settings(max_examples=60, deadline=None)
@@ -111,6 +111,20 @@ def test_theorem5_rate_bound(t, m0, m1, n, mu):
     expected = 8 * 36**2 * n / mu**2 * t / (t + 2 * m1 + math.sqrt((m0 + t) / math.log(m0 + t)) - 1) ** 2
     assert result.value == pytest.approx(expected, rel=1e-12, abs=1e-300)
     assert {note[:4] for note in result.notes} == {"I-13", "I-11"}
+
+
+def test_vandijk_theorem4_regimes_and_the_gap():
+    common = dict(p=1, sigma=5, epsilon=2, delta=1e-5, sample_rate=1e-7, client_size=10_000, gamma=0.05)
+    low = vandijk.theorem4(grad_computations=1e3, **common)
+    assert_contract(low, low.sigma_lower_bound, expect_valid=True)  # σ = 5 >= 1.137 (L191), case 1
+    assert "Theorem 4" in low.source and low.notes[0].startswith("I-20")
+    gap = vandijk.theorem4(grad_computations=(low.k_minus + low.k_plus) / 2, **common)
+    data = json.loads(json.dumps(gap.to_dict(), allow_nan=False))
+    assert gap.sigma_lower_bound is None and data["valid"] is False and data["guarantee"] == "no guarantee"
+    assert data["hypotheses"][2]["name"].startswith("K <= K- or K >= K+") and not data["hypotheses"][2]["holds"]
+    below = vandijk.theorem4(grad_computations=1e3, **(common | {"sigma": 1.1366}))
+    assert_contract(below, below.sigma_lower_bound, expect_valid=False)  # 1.13654 <= σ < 1.137 (L191)
+    assert not below.hypotheses[0].holds and below.hypotheses[0].detail == "1.1366 >= 1.137"
 
 
 def test_vandijk_sequences_and_step_sizes_follow_the_contract():
