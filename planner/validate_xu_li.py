@@ -1,6 +1,6 @@
 """Bounds of Xu et al. (A(DP)²SGD) and Li et al. (AUDP, MAPA) against their backing simulations.
 
-Every validation runs R seeds on an L2-free logistic problem with unit-norm rows
+Every validation but the Monte-Carlo one (below) runs R seeds on an L2-free logistic problem with unit-norm rows
 (:func:`planner.simulate.adp2sgd.unit_norm_problem`), where the constants the theorems need have valid
 closed-form bounds instead of estimates: per-sample gradient norm ≤ max‖x‖ = 1 (G, and clipping at G never
 binds), smoothness L = max‖x‖²/4, F ≥ 0 so F(w⁰) − F* ≤ F(0) = log 2, and
@@ -19,8 +19,10 @@ Reports (:class:`planner.validate.ValidationReport`, pass/fail per claim with it
 * :func:`validate_mapa`: Theorem 4 stage by stage (T = the stage's updates, γ_s, F₀ = E f(x at the stage
   start) − 0, Δ_b with the largest noise moment the stage applied, since late uploads from an earlier stage
   carry more noise, li I-4), the paper's heuristic G'_s² in the table, and the clipped share per stage.
+* :func:`validate_li_monte_carlo`: the spec's Monte-Carlo test vectors TV-C8 (Theorem 4) and TV-C9 (Theorem 2)
+  re-run on a quadratic with exact constants (:func:`planner.simulate.quadratic.isotropic_quadratic`).
 
-Both Li validations also check the privacy assumption of the planner: each edge's uploads against the
+Both AUDP/MAPA validations also check the privacy assumption of the planner: each edge's uploads against the
 round-robin count of :func:`bounds.mapa.round_robin_uploads` (li L401), which fails when edges differ in speed.
 """
 
@@ -34,16 +36,19 @@ import numpy as np
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import mapa as li
 from fedplan.bounds.theorem import hypothesis
-from fedplan.bounds.validation import check_int, check_real
-from fedplan.planner.simulate.adp2sgd import run_adp2sgd, unit_norm_problem
+from fedplan.bounds.validation import check_choice, check_int, check_real
+from fedplan.planner.simulate.adp2sgd import Objective, run_adp2sgd, unit_norm_problem
 from fedplan.planner.simulate.data import Dataset
 from fedplan.planner.simulate.engine import DEFAULT_COMPUTE, Durations
 from fedplan.planner.simulate.graphs import make_graph, spectral_gap
 from fedplan.planner.simulate.mapa import plan_for_problem, run_audp, run_mapa, unit_logistic_constants
 from fedplan.planner.simulate.models import Model
+from fedplan.planner.simulate.quadratic import isotropic_quadratic
 from fedplan.planner.validate import QUANTILES, Claim, ValidationReport, _claim, _seeds
+from fedplan.planner.validate_damaskinos import STANDARD_ERRORS, _within
 
-__all__ = ["largest_theorem1_learning_rate", "validate_adp2sgd", "validate_audp", "validate_mapa"]
+__all__ = ["LI_MONTE_CARLO", "largest_theorem1_learning_rate", "validate_adp2sgd", "validate_audp",
+           "validate_li_monte_carlo", "validate_mapa"]
 
 #: Relative residual below which the mean identity counts as exact (spec xu S1).
 IDENTITY_TOLERANCE = 1e-12
@@ -333,3 +338,131 @@ def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, b
              f"privacy (seed {seeds[0]}): {runs[0].privacy['statement']}")
     return ValidationReport(algorithm="mapa", seeds=seeds, claims=tuple(claims), table=tuple(table), runs=runs,
                             notes=notes, hypotheses=(*plan.hypotheses, staleness))
+
+
+# --------------------------------------------------------------------------------------------
+# Li et al.: the Monte-Carlo test vectors of the spec (TV-C8, TV-C9) on a known quadratic
+# --------------------------------------------------------------------------------------------
+
+#: The quadratic of spec li TV-C8/TV-C9 (§5.5): N = 10, L = 2, σ = 1, b = 4, τ = 3, λ = ΔS/ε = 0.05. The
+#: spec does not print ‖x₁ − x*‖; R = 3 is the value for which R, G = LR = 6 and F₀ = LR²/2 = 9 reproduce all
+#: four printed bounds (0.851; 2.592 / 2.784 / 1.836).
+LI_QUADRATIC = {"dim": 10, "smoothness": 2.0, "noise_std": 1.0, "batch_size": 4, "max_staleness": 3,
+                "noise_scale": 0.05, "distance": 3.0}
+#: Per theorem: the spec's test vector, its horizon T and repetitions, and the printed values (as printed, so that
+#: their rounding is known).
+LI_MONTE_CARLO = {
+    "4": {"vector": "TV-C8", "iterations": 400, "repetitions": 400, "empirical": "0.348",
+          "bounds": {"Theorem 4": "0.851"}},
+    "2": {"vector": "TV-C9", "iterations": 2000, "repetitions": 200, "empirical": "0.00995",
+          "bounds": {"paper": "2.592", "paper_log": "2.784", "corrected": "1.836"}},
+}
+#: Per-sample clip G of the runs, far above every per-sample gradient norm (‖∇f(x)‖ + σ ≤ LR + σ = 7 here), so
+#: clipping never binds (checked on every run); ε = ΔS/λ = (2G/b)/λ = 200 then gives the printed λ.
+LI_QUADRATIC_CLIP = 20.0
+
+
+def _half_unit(printed: str) -> float:
+    """Half a unit of the last printed digit: the rounding of a printed number."""
+    return 0.5 * 10.0 ** -len(printed.partition(".")[2])
+
+
+def _printed_claim(name: str, ours: float, printed: str, source: str) -> Claim:
+    return _within(name, ours, float(printed), _half_unit(printed), source,
+                   f"printed {printed}: equal to its last digit")
+
+
+def validate_li_monte_carlo(*, theorem: str = "4", repetitions: int = 40, iterations: int | None = None,
+                            seed: int = 0, progress=None) -> ValidationReport:
+    """Spec li TV-C8 (``theorem="4"``) or TV-C9 (``"2"``) re-run with AUDP on :data:`LI_QUADRATIC`.
+
+    K = τ + 1 = 4 edges with equal constant compute times (cyclic: staleness min(t − 1, 3), li L401) on
+    :func:`planner.simulate.quadratic.isotropic_quadratic` (x₁ = 0, ‖x₁ − x*‖ = 3, exact σ), the L2-Laplace
+    noise of scale 0.05 (Δ_b = σ²/b + N(N+1)λ² = 0.525, li I-1). Theorem 4 (li L293-301): constant
+    γ = 1/(2L(τ+1)), (1/T)Σ_{t=1}^{T} E‖∇f(x_t)‖²; Theorem 2 (li L231, variants of
+    :func:`bounds.mapa.theorem2_bound`): Eq. (10) steps, (1/T)Σ_{t=2}^{T+1} E f(x_t) − f*, with R = max(3, the
+    largest ‖x_t − x*‖ measured) and G = max(LR, the largest ‖∇f(x_t)‖ measured).
+
+    Claims: the mean over ``repetitions`` runs plus three standard errors ≤ each bound; our bounds equal the
+    printed ones to their last digit; and, at the spec's horizon, our mean ~= the spec's empirical value within
+    three standard errors of the difference of the two means (the spec's estimated with our spread and its
+    repetitions) plus its rounding.
+    """
+    entry = LI_MONTE_CARLO[check_choice("theorem", theorem, tuple(LI_MONTE_CARLO))]
+    reps = check_int("repetitions", repetitions, low=2)
+    steps = entry["iterations"] if iterations is None else check_int("iterations", iterations, low=1)
+    first = check_int("seed", seed, low=0)
+    q = LI_QUADRATIC
+    tau, smoothness, batch = q["max_staleness"], q["smoothness"], q["batch_size"]
+    problem = isotropic_quadratic(dim=q["dim"], smoothness=smoothness, distance=q["distance"],
+                                  noise_std=q["noise_std"], clients=tau + 1)
+    epsilon = li.sensitivity_from_gradient_bound(gradient_bound=LI_QUADRATIC_CLIP, batch_size=batch) / q["noise_scale"]
+    seeds = tuple(range(first, first + reps))
+    rule = "constant" if theorem == "4" else "eq10"
+    runs = tuple(run_audp(problem=problem, iterations=steps, batch_size=batch, epsilon=epsilon,
+                          clipping_norm=LI_QUADRATIC_CLIP, smoothness=smoothness, max_staleness=tau,
+                          sigma=q["noise_std"], step_rule=rule, compute=Durations("constant", 1.0), seed=s,
+                          eval_every=steps, progress=progress) for s in seeds)
+    objective = Objective(problem)
+    f_star = objective.value(problem.w_star)
+    db = runs[0].config["delta_b"]
+    staleness = _staleness_hypothesis(runs, tau)
+    clipped = hypothesis("share of clipped per-sample gradients = 0", max(float(run.column("clipped_fraction").max())
+                                                                          for run in runs), "<=", 0.0, "li L235")
+    if theorem == "4":
+        values = np.array([run.column("grad_norm_sq").mean() for run in runs])
+        gamma = float(runs[0].rows[0]["learning_rate"])
+        gap = objective.value(np.zeros(problem.model.dim)) - f_star
+        results = {"Theorem 4": li.theorem4_bound(iterations=steps, learning_rate=gamma, initial_gap=gap, delta_b=db,
+                                                  smoothness=smoothness, max_staleness=tau)}
+        quantity = "(1/T) sum_t E||grad f(x_t)||^2"
+        setting = f"gamma = {gamma:.6g}, F0 = f(x_1) - f* = {gap:.6g}"
+
+        def predicted(horizon: int):
+            return li.theorem4_bound(iterations=horizon, learning_rate=gamma, initial_gap=gap, delta_b=db,
+                                     smoothness=smoothness, max_staleness=tau).value
+    else:
+        values = np.array([run.column("objective").mean() - f_star for run in runs])
+        radius = max(q["distance"], *(float(run.column("distance").max()) for run in runs))
+        gradient = max(smoothness * radius, math.sqrt(max(float(run.column("grad_norm_sq").max()) for run in runs)))
+        results = {variant: li.theorem2_bound(iterations=steps, radius=radius, gradient_bound=gradient,
+                                              smoothness=smoothness, max_staleness=tau, delta_b=db, variant=variant)
+                   for variant in entry["bounds"]}
+        quantity = "(1/T) sum_t E f(x_t) - f*"
+        setting = f"Eq. (10) steps, R = {radius:.6g}, G = {gradient:.6g}, x_2..x_T+1"
+
+        def predicted(horizon: int):
+            value = li.theorem2_bound(iterations=horizon, radius=radius, gradient_bound=gradient, smoothness=smoothness,
+                                      max_staleness=tau, delta_b=db).value
+            return None if value is None else value + f_star
+    mean, error = float(values.mean()), float(values.std(ddof=1) / math.sqrt(reps))
+    upper = mean + STANDARD_ERRORS * error
+    detail = (f"mean {mean:.6g} + {STANDARD_ERRORS:g} x standard error {error:.3g} over {reps} runs, T = {steps}, "
+              f"{setting}, Delta_b = {db:.6g}")
+    claims, hypotheses = [], [staleness, clipped]
+    for label, result in results.items():
+        name = label if theorem == "4" else f"Theorem 2 ({label})"
+        claims.append(_bound_claim(f"{quantity} + {STANDARD_ERRORS:g} SE <= {name}", upper,
+                                   _with(result, staleness, clipped), result.source, detail))
+        hypotheses.extend(h for h in result.hypotheses if h not in hypotheses)
+    notes = [f"spec li {entry['vector']}: {quantity} = {entry['empirical']} over {entry['repetitions']} runs, "
+             f"T = {entry['iterations']}; ours {mean:.6g} +- {error:.3g} over {reps} runs, T = {steps}"]
+    if steps == entry["iterations"]:
+        for label, printed in entry["bounds"].items():
+            value = results[label].value
+            claims.append(_printed_claim(f"{label if theorem == '4' else f'Theorem 2 ({label})'} = spec's "
+                                         f"{entry['vector']} bound", math.nan if value is None else value, printed,
+                                         f"spec li {entry['vector']}"))
+        spread = float(values.std(ddof=1))
+        tolerance = (STANDARD_ERRORS * math.sqrt(error**2 + spread**2 / entry["repetitions"])
+                     + _half_unit(entry["empirical"]))
+        claims.append(_within(f"{quantity} ~= spec's {entry['vector']} empirical value", mean,
+                              float(entry["empirical"]), tolerance, f"spec li {entry['vector']}",
+                              f"{STANDARD_ERRORS:g} standard errors of the difference of the means (ours over {reps} "
+                              f"runs, the spec's over {entry['repetitions']} with our spread) + its rounding"))
+    else:
+        notes.append(f"T = {steps} is not the spec's T = {entry['iterations']}: no comparison with its printed values")
+    column = "grad_norm_sq" if theorem == "4" else "objective"
+    table = _running_rows(runs, column, predicted)
+    return ValidationReport(algorithm=f"li-monte-carlo-theorem{theorem}", seeds=seeds, claims=tuple(claims),
+                            table=tuple(table), runs=runs, notes=tuple(notes), hypotheses=tuple(hypotheses))

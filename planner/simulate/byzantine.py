@@ -18,7 +18,8 @@ spec K-L1 reading (b)), and applies the pure filters of :mod:`bounds.kardam`: th
 ‖g − g_last‖/‖θ_{t_p} − θ_{t_last}‖ ≤ quantile_{(n−f)/n}{K̂_p} (L1108; unprotected warm-up until a gradient was
 accepted and n − f workers have a K̂_p) and the frequency filter (L1130, 2f distinct sentinels pre-filled,
 K-F2). Both verdicts are recorded for every candidate. R accepted gradients make one update
-θ ← θ − γφ_t Σ Λ(τ)g (Eq. 5.1-5.2; φ_t = R/ΣΛ, or 1 without ``adaptive_rate``). Dampening Λ: inverse
+θ ← θ − γφ_t Σ Λ(τ)g (Eq. 5.1-5.2; φ_t = R/ΣΛ, or 1 without ``adaptive_rate``); its row records ``grad_sq``
+‖∇F(θ_{t+1})‖², ``step_size`` γφ_t and ``staleness_values`` (the τ of its R gradients). Dampening Λ: inverse
 1/(1+τ), exponential e^{−aτ}, AdaSGD e^{−βτ} with β from τ_thres (given, or the 99.7 % quantile of the
 staleness seen so far, L612, L695; inverse during the first n pushes), or constant.
 
@@ -291,7 +292,8 @@ def run_kardam(*, problem: Problem, rounds: int, learning_rate: float, byzantine
                 buffer = []
                 recorder.record(round=t, time=schedule.now if arrivals == "event" else float(pushes), w=theta,
                                 staleness=float(taus.mean()), force=len(models) > rounds)
-                recorder.rows[-1]["grad_sq"] = float(np.sum(problem.model.gradient(X, y, theta) ** 2))
+                recorder.rows[-1].update(grad_sq=float(np.sum(problem.model.gradient(X, y, theta) ** 2)),
+                                         step_size=step, staleness_values=taus.astype(int).tolist())
             final = recorder.finish(models[-1])
     except Diverged as error:
         diverged, message = True, str(error)
