@@ -7,11 +7,16 @@ recorded hypothesis fails, and the test decides which hypotheses fail with its o
 ``valid``, ``guarantee``, ``source``, ``variant`` and ``notes``. The changed values are recomputed from the
 printed formulas.
 
-Functions of bounds/ that give a number but are not listed here, and why:
-accountant results (bounds.accounting, pld, rdp, rdp_without_replacement, sampling, composition) carry their own
-AccountingResult/CalibrationResult; pure arithmetic helpers (schedules T = ⌊epochs·N/L⌋, q = L/N, sensitivities,
-learning rates and their caps, P and T_s of MAPA, the dampening functions, filters and quantiles of Kardam,
-sample-size sequences without hypotheses) state no theorem's conclusion.
+Functions of bounds/ that give a number but are not walked here, and why:
+accountant results (bounds.accounting, pld, rdp, rdp_without_replacement, sampling, composition, MAPA's
+composition_totals) carry their own AccountingResult/CalibrationResult; pure arithmetic helpers (schedules
+T = ⌊epochs·N/L⌋, q = L/N, sensitivities, learning rates and their caps, P and T_s of MAPA, the dampening functions,
+filters and quantiles of Kardam, sample-size sequences without hypotheses) state no theorem's conclusion.
+Not yet on the contract (theorem-backed, left for a follow-up): vandijk.theorem3 (a TheoremResult with a cited
+source, not walked), r0_of_sigma, r_constant, select_parameters; adp2sgd.certificate, paper_epsilon_for_noise,
+paper_noise_for_epsilon (None values where Theorem 2 certifies nothing), theorem2, proposition1_min_steps;
+fedsgd_dpc's constants and choices; kardam.steps_to_target, accept_ratio_bounds, remark2_window (plain numbers:
+their hypotheses are enforced by ValueError); mapa.learning_rate_conditions (the hypotheses themselves).
 """
 
 import json
