@@ -104,9 +104,15 @@ def test_li_monte_carlo_vectors(theorem, repetitions):
     assert max(run.delays["max_delay"] for run in report.runs) == 3
 
 
-def test_li_monte_carlo_rejects_unknown_theorem():
+def test_li_monte_carlo_rejects_bad_input_and_compares_only_at_the_spec_horizon():
     with pytest.raises(ValueError, match="theorem"):
         validate_li_monte_carlo(theorem="3")
+    with pytest.raises(ValueError, match="repetitions"):
+        validate_li_monte_carlo(repetitions=1)
+    short = validate_li_monte_carlo(theorem="4", repetitions=2, iterations=40)
+    assert [c.name for c in short.claims] == ["(1/T) sum_t E||grad f(x_t)||^2 + 3 SE <= Theorem 4"]
+    assert short.claims[0].predicted == pytest.approx(2 * 9 / (40 / 16) + 2 * 0.525 * 2 / 16, rel=1e-9)
+    assert "not the spec's T = 400" in short.statement()
 
 
 # ---------------------------------------------------------------- Kardam, Theorems 4 and 5
@@ -159,6 +165,11 @@ def test_kardam_with_three_sign_flip_workers_breaks_theorem_4():
     assert failed and all(c.simulated > 1e3 * c.predicted for c in failed)
     accepted = sum(run.config["filters"]["counts"]["byzantine"]["accepted"] for run in report.runs)
     assert accepted > 0
+
+
+def test_kardam_convergence_rejects_a_horizon_beyond_the_rounds():
+    with pytest.raises(ValueError, match=r"horizons\[0\]"):
+        validate_kardam_convergence(rounds=100, horizons=(100,))
 
 
 def test_kardam_no_guarantee_when_a_hypothesis_fails():
