@@ -33,10 +33,14 @@ PNG_CHARTS = "--IPKernelApp.exec_lines=import altair; altair.renderers.enable('p
 
 
 def execute(path: Path) -> nbformat.NotebookNode:
-    """The notebook at ``path`` executed top to bottom (no timing metadata, so that outputs alone make the diff)."""
+    """The notebook at ``path`` executed top to bottom.
+
+    No timing metadata, and each cell's printed lines in one output however the kernel happened to flush them, so
+    that executing an unchanged notebook again stores the same file.
+    """
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=600, kernel_name="python3", record_timing=False, extra_arguments=[PNG_CHARTS],
-                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    NotebookClient(notebook, timeout=600, kernel_name="python3", record_timing=False, coalesce_streams=True,
+                   extra_arguments=[PNG_CHARTS], resources={"metadata": {"path": str(ROOT)}}).execute()
     return notebook
 
 
