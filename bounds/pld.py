@@ -29,7 +29,6 @@ import contextlib
 import contextvars
 import functools
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -148,8 +147,9 @@ def from_masses(spacing: float, remove: tuple[int, np.ndarray, float],
     return PrivacyLossDistribution(side(*remove), None if add is None else side(*add))
 
 
-#: Grids of at least this many points have their two sides (remove, add) worked on in two threads, when the machine
-#: has a second core: the sides are independent until ε is read, and numpy's ufuncs and scipy's FFT release the GIL.
+#: Grids of at least this many points have their two sides (remove, add) worked on in two threads: the sides are
+#: independent until ε is read, and numpy's ufuncs and scipy's FFT release the GIL (on one core the threads take
+#: turns, at the cost of a thread switch).
 #: At 5e5 points a side this took a one-step build from 0.15 to 0.08–0.10 s and a 24 000-step composition from
 #: 0.27 to 0.10–0.17 s on two cores.
 PARALLEL_FROM = 1 << 17
@@ -164,10 +164,10 @@ def _side_worker():
 
 def both_sides(remove: Callable[[], object], add: Callable[[], object] | None, points: int) -> tuple:
     """``(remove(), add())`` (``add`` may be None: a symmetric PLD), the add side in a worker thread while this one
-    computes the remove side when ``points`` ≥ :data:`PARALLEL_FROM` and a second core exists."""
+    computes the remove side when ``points`` ≥ :data:`PARALLEL_FROM`."""
     if add is None:
         return remove(), None
-    if points < PARALLEL_FROM or (os.cpu_count() or 1) < 2:
+    if points < PARALLEL_FROM:
         return remove(), add()
     pending = _side_worker().submit(add)
     return remove(), pending.result()

@@ -37,8 +37,14 @@ from pathlib import Path
 import yaml
 
 from fedplan.planner import limits
-from fedplan.planner.display import guarantee_text
-from fedplan.planner.schedule import PRIVACY_KEYS, Schedule, guarantee_line, schedule_from_dict, whole_number
+from fedplan.planner.schedule import (
+    PRIVACY_KEYS,
+    Schedule,
+    guarantee_line,
+    schedule_from_dict,
+    theorem_line,
+    whole_number,
+)
 
 __all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
            "load_schedule_file", "package_versions", "render", "schedule_from_dict", "schedule_of",
@@ -85,14 +91,6 @@ def render(schedule: Schedule, fmt: str, *, cumulative_epsilon=None, per_round: 
 
         return library_exports.RENDERERS[fmt](schedule)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
-
-
-def theorem_line(schedule: Schedule) -> str | None:
-    """The verdict on the paper's theorem behind the schedule's metadata (its checked ``hypotheses``): "theorem:
-    guarantee" or "theorem: no guarantee (failing: …)"; None for a schedule without a theorem."""
-    if "hypotheses" not in schedule.metadata:
-        return None
-    return f"theorem: {guarantee_text(schedule.metadata['hypotheses'])} for the paper's numbers in the metadata"
 
 
 def _comment_header(schedule: Schedule) -> list[str]:

@@ -24,8 +24,7 @@ import math
 import pprint
 
 from fedplan.bounds import rdp
-from fedplan.planner.export import theorem_line
-from fedplan.planner.schedule import Schedule, guarantee_line
+from fedplan.planner.schedule import Schedule, guarantee_line, theorem_line
 
 __all__ = ["RENDERERS"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fedplan.planner.display import guarantee_text
+
 #: The privacy block of a schedule: what runs and how it was accounted.
 PRIVACY_KEYS = {
     "mechanism": "gaussian (noise std = noise_multiplier × clipping norm on the sum) or laplace (pure ε)",
@@ -127,6 +129,14 @@ def _check_privacy(privacy: dict) -> None:
         missing = [name for name in GAUSSIAN_REQUIRED if privacy.get(name) is None]
         if missing:
             raise ValueError(f"a Gaussian schedule's privacy block needs {', '.join(missing)}")
+
+
+def theorem_line(schedule: Schedule) -> str | None:
+    """The verdict on the paper's theorem behind the schedule's metadata (its checked ``hypotheses``): "theorem:
+    guarantee" or "theorem: no guarantee (failing: …)"; None for a schedule without a theorem."""
+    if "hypotheses" not in schedule.metadata:
+        return None
+    return f"theorem: {guarantee_text(schedule.metadata['hypotheses'])} for the paper's numbers in the metadata"
 
 
 def guarantee_line(privacy: dict | None) -> str:
