@@ -30,10 +30,18 @@ import math
 
 import numpy as np
 
-from fedplan.bounds import accounting, dpscd, kardam
+from fedplan.bounds import dpscd, kardam
 from fedplan.bounds.theorem import hypothesis
 from fedplan.bounds.validation import check_choice, check_int, check_real
-from fedplan.planner.simulate.dpscd import SAMPLING_KEYS, SAMPLINGS, DualProblem, calibrate_pair, run_dpscd, run_dpsgd
+from fedplan.planner.simulate.dpscd import (
+    SAMPLING_KEYS,
+    SAMPLINGS,
+    DualProblem,
+    calibrate_pair,
+    fixed_size_noise,
+    run_dpscd,
+    run_dpsgd,
+)
 from fedplan.planner.simulate.problem import Problem
 from fedplan.planner.simulate.quadratic import isotropic_quadratic
 from fedplan.planner.simulate.records import sampling_description
@@ -72,19 +80,6 @@ def _spent_bound_claim(name: str, runs, target: float, source: str, detail: str)
     return _bound_claim(name, claim.simulated, target, source, detail)
 
 
-def _fixed_size_noise(*, problem: DualProblem, target_epsilon: float, target_delta: float, sample_rate: float,
-                      steps: int, accountant: str):
-    """σ calibrated for fixed-size batches (L of N, add/remove-one) at the plan's target, q and T.
-
-    The accountant is the one the fixed-size ledger uses (``ma128`` is Poisson-only: ``rdp``).
-    """
-    used = "rdp" if accountant == "ma128" else accountant
-    return accounting.calibrate_noise_multiplier(
-        target_epsilon=target_epsilon, target_delta=target_delta, sample_rate=sample_rate, steps=steps,
-        accountant=used, sampling=SAMPLING_KEYS["fixed"], neighboring_relation=dpscd.NEIGHBORING_RELATION,
-        dataset_size=problem.examples)
-
-
 def validate_dpscd(*, problem: DualProblem, target_epsilon: float, target_delta: float, batch_size: int,
                    epochs: float, clipping_norm: float, dpsgd_batch_size: int | None = None,
                    dpsgd_epochs: float | None = None, dpsgd_clipping_norm: float = 1.0, learning_rate: float = 0.5,
@@ -108,8 +103,9 @@ def validate_dpscd(*, problem: DualProblem, target_epsilon: float, target_delta:
         ledger_source = f"bounds.accounting (fixed_size, N = {problem.examples}) on the executed releases"
         executed += f", L = {batch_size} of N = {problem.examples}; "
         try:
-            fixed = _fixed_size_noise(problem=problem, target_epsilon=target_epsilon, target_delta=target_delta,
-                                      sample_rate=calibration.sample_rate, steps=steps, accountant=accountant)
+            fixed = fixed_size_noise(examples=problem.examples, target_epsilon=target_epsilon,
+                                     target_delta=target_delta, sample_rate=calibration.sample_rate, steps=steps,
+                                     accountant=accountant)
         except ValueError as error:  # no fixed-size calibration: run the plan's σ and say what it assumed
             executed += (f"sigma = {sigma:.7g} is the plan's, calibrated for Poisson sampling "
                          f"({calibration.accountant}); it could not be calibrated for fixed_size ({error}), so "

@@ -53,8 +53,8 @@ from fedplan.planner.simulate.records import Diverged, RoundRecorder, Simulation
 
 __all__ = ["ALGORITHMS", "DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "SAMPLING_KEYS", "BaselineCalibration", "DualProblem",
            "calibrate_pair", "calibrate_primaldpscd", "calibrate_seqdpscd", "compare_algorithms", "dp_ledger",
-           "make_dual_problem", "preset_problem", "primal_noise_ratio", "primal_sensitivity", "run_dpscd",
-           "run_dpscd_preset", "run_dpsgd", "run_primaldpscd", "run_seqdpscd"]
+           "fixed_size_noise", "make_dual_problem", "preset_problem", "primal_noise_ratio", "primal_sensitivity",
+           "run_dpscd", "run_dpscd_preset", "run_dpsgd", "run_primaldpscd", "run_seqdpscd"]
 
 LOSSES = ("ridge", "logistic", "hinge")
 SAMPLINGS = ("poisson", "fixed")
@@ -350,17 +350,26 @@ def calibrate_pair(*, examples: int, target_epsilon: float, target_delta: float,
     return PairCalibration(dpscd_plan=plan, dpsgd=sgd)
 
 
+def fixed_size_noise(*, examples: int, target_epsilon: float, target_delta: float, sample_rate: float, steps: int,
+                     accountant: str = "ma128"):
+    """σ whose fixed-size ledger (:func:`dp_ledger` with ``sampling="fixed"``: L = qN of the N = ``examples``
+    records per iteration, add/remove-one) is ≤ the target: a ``bounds.accounting`` calibration with the
+    accountant that ledger uses (``ma128`` covers Poisson sampling only: ``rdp``)."""
+    accountant = check_choice("accountant", accountant, dpscd.ACCOUNTANTS)
+    return accounting.calibrate_noise_multiplier(
+        target_epsilon=target_epsilon, target_delta=target_delta, sample_rate=sample_rate, steps=steps,
+        accountant="rdp" if accountant == "ma128" else accountant, sampling=SAMPLING_KEYS["fixed"],
+        neighboring_relation=dpscd.NEIGHBORING_RELATION, dataset_size=examples)
+
+
 def calibrate_seqdpscd(*, examples: int, target_epsilon: float, target_delta: float, batch_size: int, epochs: float,
                        accountant: str = "ma128") -> BaselineCalibration:
     """SeqDP-SCD's σ: smallest σ whose fixed-size ledger (:func:`dp_ledger`, the sampling :func:`run_seqdpscd`
     executes) is ≤ the target at q = L/N, T = ⌊epochs·N/L⌋ (thesis L1407-1429 take DP-SCD's MA(δ, σ, L/N, T))."""
-    accountant = check_choice("accountant", accountant, dpscd.ACCOUNTANTS)
     steps = dpscd.outer_iterations(examples=examples, batch_size=batch_size, epochs=epochs)
     rate = dpscd.sample_rate(examples=examples, batch_size=batch_size)
-    found = accounting.calibrate_noise_multiplier(
-        target_epsilon=target_epsilon, target_delta=target_delta, sample_rate=rate, steps=steps,
-        accountant="rdp" if accountant == "ma128" else accountant, sampling=SAMPLING_KEYS["fixed"],
-        neighboring_relation=dpscd.NEIGHBORING_RELATION, dataset_size=examples)
+    found = fixed_size_noise(examples=examples, target_epsilon=target_epsilon, target_delta=target_delta,
+                             sample_rate=rate, steps=steps, accountant=accountant)
     return BaselineCalibration(algorithm="seqdpscd", noise_multiplier=found.value,
                                accounted_noise_multiplier=found.value, epsilon=found.epsilon,
                                accountant=found.accountant, sample_rate=rate, steps=steps, sampling="fixed",
@@ -687,15 +696,20 @@ def compare_algorithms(*, problem: DualProblem, settings: dict, seed: int = 0, a
                    primaldpscd=calibrate_primaldpscd(features=problem.features, batch_size=s["primal_batch_size"],
                                                      epochs=s["primal_epochs"], **target))
     common = {"problem": problem, "seed": seed, "delta": s["target_delta"], "accountant": accountant}
+    dpscd_sigma, resampled = pair.dpscd_plan.calibration.noise_multiplier, {}
+    if check_choice("sampling", sampling, SAMPLINGS) == "fixed":  # the plan's σ is Poisson's: calibrate for the run
+        found = fixed_size_noise(examples=problem.examples, sample_rate=pair.dpscd_plan.calibration.sample_rate,
+                                 steps=pair.dpscd_plan.steps, **target)
+        dpscd_sigma = found.value
+        resampled = {"dpscd_fixed_size_calibration": found.to_dict()}
 
     def timing(steps: int) -> dict:
         tick = None if progress is None else (lambda done: progress(done, steps))
         return {"steps": steps, "eval_every": max(1, steps // 50), "progress": tick}
 
-    return {"calibration": pair,
+    return {"calibration": pair, **resampled,
             "dpscd": run_dpscd(batch_size=s["batch_size"], clipping_norm=s["clipping_norm"], sampling=sampling,
-                               noise_multiplier=pair.dpscd_plan.calibration.noise_multiplier,
-                               **timing(pair.dpscd_plan.steps), **common),
+                               noise_multiplier=dpscd_sigma, **timing(pair.dpscd_plan.steps), **common),
             "dpsgd": run_dpsgd(batch_size=s["dpsgd_batch_size"], clipping_norm=s["dpsgd_clipping_norm"],
                                noise_multiplier=pair.dpsgd.noise_multiplier, learning_rate=s["learning_rate"],
                                **timing(pair.dpsgd.steps), **common),
