@@ -374,8 +374,9 @@ def theorem2_bound(*, iterations: int, radius: float, gradient_bound: float, smo
     """
     variant = check_choice("variant", variant, THEOREM2_VARIANTS)
     steps = check_int("iterations", iterations, low=1)
-    radius = check_real("radius", radius, low=0.0)
-    grad = check_real("gradient_bound", gradient_bound, low=0.0)
+    # R² and G² must be floats: beyond 1e150 they overflow (fuzz: radius = 8.574e307 raised OverflowError)
+    radius = check_real("radius", radius, low=0.0, high=1e150)
+    grad = check_real("gradient_bound", gradient_bound, low=0.0, high=1e150)
     smoothness = _positive("smoothness", smoothness)
     tau = _staleness(max_staleness)
     delta_b = check_real("delta_b", delta_b, low=0.0)

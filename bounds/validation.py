@@ -89,7 +89,7 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
 def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``choices``, or raise ``ValueError`` listing them."""
     options = tuple(choices)
-    if value not in options:
+    if not isinstance(value, str) or value not in options:  # an array would make `in` ambiguous (fuzz)
         listed = ", ".join(repr(option) for option in options)
         raise ValueError(f"{name} must be one of {listed}; got {value!r}")
     return str(value)
