@@ -29,6 +29,7 @@ import contextlib
 import contextvars
 import functools
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -155,22 +156,31 @@ def from_masses(spacing: float, remove: tuple[int, np.ndarray, float],
 PARALLEL_FROM = 1 << 17
 
 
-@functools.cache
-def _side_worker():
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="fedplan-pld-side")
-
-
 def both_sides(remove: Callable[[], object], add: Callable[[], object] | None, points: int) -> tuple:
-    """``(remove(), add())`` (``add`` may be None: a symmetric PLD), the add side in a worker thread while this one
-    computes the remove side when ``points`` ≥ :data:`PARALLEL_FROM`."""
+    """``(remove(), add())`` (``add`` may be None: a symmetric PLD), the add side in a thread of its own while this
+    one computes the remove side when ``points`` ≥ :data:`PARALLEL_FROM`. A new thread per call, not a pool: a pool's
+    worker does not survive ``fork()`` (the fuzz harness's children, multiprocessing), and its queue then hangs."""
     if add is None:
         return remove(), None
     if points < PARALLEL_FROM:
         return remove(), add()
-    pending = _side_worker().submit(add)
-    return remove(), pending.result()
+    outcome = {}
+
+    def run_add() -> None:
+        try:
+            outcome["add"] = add()
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run_add, name="fedplan-pld-side", daemon=True)
+    worker.start()
+    try:
+        first = remove()
+    finally:
+        worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return first, outcome["add"]
 
 
 def _self_composed(single, steps: int):
