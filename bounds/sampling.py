@@ -542,11 +542,12 @@ class _PoissonPair(_GaussianMixture):
         expm1 (e^v - 1 keeps its digits), beyond as v + log1p((q - 1) e^-v) (exact at q = 1, where e^v - 1 + 1 would
         round e^-37 to a multiple of 1e-16; no overflow where a grid for σ = 0.02 reaches |v| = 1 700)."""
         q = self.sample_rate
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            near = np.log(np.expm1(np.clip(values, -1.0, 1.0)) + q)
-            outer = np.abs(values) > 1.0
-            ratio = 0.0 if q == 1.0 else (q - 1.0) * np.exp(-np.where(outer, values, 1.0))
-            result = np.where(outer, values + np.log1p(ratio), near)
+        outer = np.abs(values) > 1.0
+        result = np.empty_like(values, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # each point takes one of the two forms
+            result[~outer] = np.log(np.expm1(values[~outer]) + q)
+            far = values[outer]
+            result[outer] = far if q == 1.0 else far + np.log1p((q - 1.0) * np.exp(-far))
         return result, np.isfinite(result)
 
 
