@@ -9,14 +9,16 @@ detail of every claim states the margin).
   unrolled recursion of Theorem 7 (:func:`bounds.dpscd.suboptimality_bound`, corrected Lemma-6 constant) at
   the scaling factor κ̂ estimated on the runs (spec §5.3; κ is "not computable a priori"), and the consistency
   drift E‖v_T − Xᵀα_T‖² against 2C²σ²T(M + L) within three standard errors (spec §5.1; its "±10 %" is
-  below the spread of an M-dimensional Gaussian's squared norm over a few seeds). Theorem 7's own condition
-  (A < ½, needs μλ > 1) is listed in ``hypotheses``; when it fails only the recursion, not the rate (6.7), is checked.
+  below the spread of an M-dimensional Gaussian's squared norm over a few seeds). Theorem 7's hypotheses
+  (μλ > 1 and L(2(1−κ)μλ − 1) > μλN, Damaskinos L1498, at κ̂) are listed in ``hypotheses`` and carried by the
+  recursion claim: where one fails at the run's numbers the claim is NO GUARANTEE, whichever side the run fell.
   The runs execute the sampling their σ was calibrated for: with ``sampling="poisson"`` the plan's σ (Poisson,
   Eq. 6.2); with ``sampling="fixed"`` (exactly L distinct of the N examples per iteration) σ is calibrated for
   that sampling (``bounds.accounting.calibrate_noise_multiplier`` with ``sampling="fixed_size"``,
   ``dataset_size=N``, the accountant the run's ledger uses), so the fixed-size ledger meets the target too.
 * :func:`validate_kardam`: asynchronous runs with Kardam's filters. Claims: Theorem 1's band
-  (n − 2f)/(n − f) ≤ SL ≤ (n − f)/n (L1118) on the pooled runs; the frequency filter's rejection rate against
+  (n − 2f)/(n − f) ≤ SL ≤ (n − f)/n (L1118) on the pooled runs, NO GUARANTEE where n ≥ 3f + 1 (spec K-N) or
+  "at most f Byzantine workers" (L1118-1120) fails; the frequency filter's rejection rate against
   2f/n (exact for i.i.d. uniform arrivals, spec K-F2) within three binomial standard errors; with an attack,
   the share of Byzantine gradients rejected against the thesis' 100 % (L1266).
 * :func:`validate_kardam_convergence`: Theorems 4 and 5 (L1877-1930) against the measured (1/T)Σ‖∇F(θ_t)‖² on a
@@ -67,9 +69,11 @@ def _within(name: str, simulated: float, predicted: float, tolerance: float, sou
     return Claim(name, float(simulated), float(predicted), "~=", bool(abs(gap) <= tolerance), text, source)
 
 
-def _bound_claim(name: str, simulated, predicted, source: str, detail: str) -> Claim:
+def _bound_claim(name: str, simulated, predicted, source: str, detail: str, *, hypotheses=()) -> Claim:
+    """``simulated <= predicted`` with the margin; NO GUARANTEE when one of ``hypotheses`` (the theorem's) fails."""
     margin = _margin(simulated, predicted)
-    return _claim(name, simulated, predicted, "<=", source, "; ".join(part for part in (detail, margin) if part))
+    return _claim(name, simulated, predicted, "<=", source, "; ".join(part for part in (detail, margin) if part),
+                  hypotheses=hypotheses)
 
 
 def _spent_bound_claim(name: str, runs, target: float, source: str, detail: str) -> Claim:
@@ -158,7 +162,7 @@ def validate_dpscd(*, problem: DualProblem, target_epsilon: float, target_delta:
         simulated = _mean_final(scd, "suboptimality")
         claims.append(_bound_claim("E S(alpha_T) <= Theorem 7 recursion at kappa-hat", simulated, final.bound,
                                    final.source, f"kappa-hat = {kappa:.4f} (largest over seeds), S_0 = {s0:.5g}, "
-                                   f"mean over {len(seeds)} seeds"))
+                                   f"mean over {len(seeds)} seeds", hypotheses=final.hypotheses))
         unscaled = bound_at(steps, 0.0).bound
         notes.append(f"the same recursion with kappa = 0 (scaling ignored) gives {unscaled:.5g}: "
                      + ("it holds too" if simulated is not None and simulated <= unscaled else
@@ -200,10 +204,13 @@ def validate_kardam(*, problem: Problem, rounds: int, learning_rate: float, faul
     low, high = kardam.accept_ratio_bounds(workers=n, byzantine=f)
     sl = totals["honest"]["lipschitz_pass"] / delivered
     source = "Damaskinos Theorem 1, L1116-1122"
+    hypotheses = (hypothesis("n >= 3f + 1", float(n), ">=", float(3 * f + 1), "spec K-N (L1786)"),
+                  hypothesis("Byzantine workers <= f", float(byzantine), "<=", float(f), "Damaskinos L1118-1120"))
     claims = [_claim("SL >= (n-2f)/(n-f)", sl, low, ">=", source, f"pooled over {delivered} pushes, {arrivals} "
-                     "arrivals; SL = honest gradients passing the Lipschitz filter / gradients delivered"),
+                     "arrivals; SL = honest gradients passing the Lipschitz filter / gradients delivered",
+                     hypotheses=hypotheses),
               _bound_claim("SL <= (n-f)/n", sl, high, source, "the thesis itself reports acceptance above it "
-                           "(L1264, spec K-P12)")]
+                           "(L1264, spec K-P12)", hypotheses=hypotheses)]
     rejected = delivered - totals["honest"]["frequency_pass"] - totals["byzantine"]["frequency_pass"]
     predicted = kardam.frequency_reject_probability(workers=n, byzantine=f)
     error = math.sqrt(predicted * (1 - predicted) / delivered)
@@ -223,7 +230,6 @@ def validate_kardam(*, problem: Problem, rounds: int, learning_rate: float, faul
     stalled = [run.config["seed"] for run in runs if run.config["stalled"]]
     if stalled:
         notes.append(f"seeds {stalled} stalled before {rounds} updates (filters rejected too much)")
-    hypotheses = (hypothesis("n >= 3f + 1", float(n), ">=", float(3 * f + 1), "spec K-N (L1786)"),)
     return ValidationReport(algorithm="kardam", seeds=seeds, claims=tuple(claims), table=tuple(table), runs=runs,
                             notes=tuple(notes), hypotheses=hypotheses)
 

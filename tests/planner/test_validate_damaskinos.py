@@ -22,11 +22,20 @@ def ridge_report():
                           clipping_norm=0.1, dpsgd_batch_size=100, dpsgd_epochs=5, learning_rate=0.5)
 
 
-def test_ridge_preset_passes_with_the_estimated_kappa_and_reports_theorem7_failing(ridge_report):
+def test_ridge_preset_is_below_the_recursion_but_theorem7_guarantees_nothing_there(ridge_report):
     found = claims(ridge_report)
-    assert ridge_report.passed
     recursion = found["E S(alpha_T) <= Theorem 7 recursion at kappa-hat"]
     assert 0 < recursion.simulated < recursion.predicted and "margin" in recursion.detail
+    # Theorem 7 (Damaskinos L1498) needs mu*lambda > 1: the preset's ridge has mu = 1 and lambda < 1
+    problem, _ = preset_problem("ridge")
+    lam, n = problem.regularization, problem.examples
+    kappa = max(run.config["kappa_hat"] for run in ridge_report.runs[:3])
+    assert lam < 1 and 50 * (2 * (1 - kappa) * lam - 1) <= lam * n
+    assert recursion.verdict == "NO GUARANTEE" and not recursion.passed and not ridge_report.passed
+    assert recursion.failing_hypotheses[0] == f"mu*lambda > 1: {lam:.6g} > 1"
+    assert recursion.failing_hypotheses[1].startswith("L(2(1-kappa)mu*lambda - 1) > mu*lambda*N: ")
+    assert "no guarantee, failing hypotheses: mu*lambda > 1" in recursion.detail
+    assert ridge_report.verdicts == {"PASS": 3, "NO GUARANTEE": 1}
     assert {h.name: h.holds for h in ridge_report.hypotheses}["mu*lambda > 1"] is False
     assert any("kappa = 0" in note for note in ridge_report.notes)
     json.dumps(ridge_report.to_dict())
@@ -48,7 +57,10 @@ def test_theorem7_condition_holds_for_large_mu_lambda_and_the_recursion_still_bo
     report = validate_dpscd(problem=problem, target_epsilon=50.0, target_delta=1e-3, batch_size=250, epochs=20,
                             clipping_norm=10.0)
     assert all(h.holds for h in report.hypotheses)
-    assert claims(report)["E S(alpha_T) <= Theorem 7 recursion at kappa-hat"].passed
+    recursion = claims(report)["E S(alpha_T) <= Theorem 7 recursion at kappa-hat"]
+    assert recursion.passed and recursion.verdict == "PASS" and not recursion.failing_hypotheses
+    kappa = max(run.config["kappa_hat"] for run in report.runs[:3])
+    assert 250 * (2 * (1 - kappa) * 5.0 - 1) > 5.0 * problem.examples  # L1498 at the run's numbers (mu = 1)
 
 
 def test_hinge_has_no_recursion_claim_and_says_why():
@@ -97,10 +109,22 @@ def test_kardam_frequency_rate_matches_and_theorem1_upper_bound_fails_without_at
     report = validate_kardam(problem=problem, rounds=200, learning_rate=0.5, faults=3, seeds=(0, 1))
     found = claims(report)
     assert found["frequency filter rejection rate = 2f/n"].passed
-    assert found["SL >= (n-2f)/(n-f)"].passed
+    assert found["SL >= (n-2f)/(n-f)"].passed and found["SL >= (n-2f)/(n-f)"].verdict == "PASS"
     upper = found["SL <= (n-f)/n"]
     assert not upper.passed and upper.simulated > 0.7  # spec K-P12: realised acceptance above (n-f)/n
+    assert upper.verdict == "FAIL"  # n = 10 >= 3f + 1 = 10: Theorem 1 applies and is violated
     attacked = validate_kardam(problem=problem, rounds=100, learning_rate=0.5, faults=3, byzantine=3, seeds=(0,))
     byz = claims(attacked)["share of Byzantine gradients rejected >= 1"]
     assert 0.5 < byz.simulated < 1.0 and not byz.passed  # L1266's 100 % is not reproduced here
     json.dumps(attacked.to_dict())
+
+
+def test_kardam_theorem1_claims_are_no_guarantee_when_more_workers_are_byzantine_than_f():
+    problem = make_problem(dataset=load_dataset("synthetic", n_samples=2000, n_features=8), clients=10)
+    report = validate_kardam(problem=problem, rounds=100, learning_rate=0.5, faults=1, byzantine=2, seeds=(0,))
+    found = claims(report)
+    for name in ("SL >= (n-2f)/(n-f)", "SL <= (n-f)/n"):  # two Byzantine workers, f = 1 (L1118-1120)
+        assert found[name].verdict == "NO GUARANTEE" and not found[name].passed
+        assert found[name].failing_hypotheses == ("Byzantine workers <= f: 2 <= 1",)
+    assert found["frequency filter rejection rate = 2f/n"].verdict in ("PASS", "FAIL")  # not Theorem 1's claim
+    assert not report.passed and report.verdicts["NO GUARANTEE"] == 2
