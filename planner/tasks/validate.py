@@ -11,6 +11,7 @@ PASS/FAIL with margins), a table of curves and the runs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -55,6 +56,15 @@ class ValidateVandijk(_Validation, VandijkPlanInputs):
     test_fraction: float = real(0.05, help="share of the data held out for testing, in [0, 1)", low=0.0, high=1.0,
                                 high_open=True)
     clients: int = clients_field(5)
+
+    def planned_updates(self) -> tuple[int, str]:
+        """Each seed runs the plan's K gradient computations on each client (grad_computations, else epochs × N_c):
+        the up-front count behind the time limit and the page's time estimate."""
+        per_client = self.grad_computations or math.ceil(self.epochs * self.client_size)
+        given = (f"grad_computations={self.grad_computations}" if self.grad_computations
+                 else f"epochs={self.epochs:g} × client_size={self.client_size}")
+        runs = self.clients * len(self.seeds)
+        return per_client * runs, f"{given} × clients={self.clients} × {len(self.seeds)} seeds"
 
     def run(self, *, progress=None) -> Report:
         plan = self.plan(learning_rate=self.learning_rate, decay=self.decay, step_rule=self.step_rule)

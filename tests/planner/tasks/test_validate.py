@@ -77,3 +77,18 @@ def test_the_api_and_the_cli_give_the_same_message(capsys):
     assert str(raised.value) == "seeds[1] must be an integer in [0, 1e+12]; got -1"
     code, _, err = run(capsys, "validate", "fedsgd-dpc", "--epsilon", "0")
     assert code == 2 and "target_epsilon (given as --epsilon) must be a real number in [1e-09, inf); got 0" in err
+
+
+def test_validate_vandijk_estimates_its_time_up_front_from_the_gradient_computations():
+    """Each seed computes K = epochs × N_c gradients on each client: 2.5 × 10 000 × 5 clients × 2 seeds = 250 000
+    updates at limits.update_seconds' 4e-5 + 2e-7 × 20 s (44 µs) each = 11 s; without the count the page's and the
+    time limit's estimate was 0."""
+    from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
+
+    request = ValidateVandijk(initial_size=16, client_size=10_000, epochs=2.5, noise_multiplier=8, target_epsilon=1,
+                              r0="1/e", no_pld=True, clients=5, n_samples=62_500, seeds=(0, 1))
+    assert simulated_updates(request) == (250_000, "epochs=2.5 × client_size=10000 × clients=5 × 2 seeds")
+    assert estimated_seconds(request) == pytest.approx(11.0, rel=1e-12)
+    given = ValidateVandijk(initial_size=16, client_size=10_000, grad_computations=3001, noise_multiplier=8,
+                            target_epsilon=1, r0="1/e", no_pld=True, clients=2, seeds=(0, 1, 2))
+    assert simulated_updates(given) == (3001 * 2 * 3, "grad_computations=3001 × clients=2 × 3 seeds")
