@@ -21,7 +21,7 @@ import numpy as np
 
 from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds.theorem import all_hold
-from fedplan.bounds.validation import check_choice, check_int
+from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 
@@ -249,13 +249,60 @@ def plan_fedsgd_dpc(*, problem: zhou.Problem, mechanism: str, epsilon, clipping_
                       noise=noise, curve=curve, constants={**(constants or {}), **derived})
 
 
-def laplace_landscape(*, problem: zhou.Problem, epsilon, clipping_norm: float, rounds,
+def laplace_landscape(*, problem: zhou.Problem, epsilon, clipping_norm: float, rounds, clients_per_round=None,
                       variant: str = "corrected") -> list[dict]:
-    """U(T, b) for the given T values and b = 1..N (zhou L354), one dict per cell, for a heat map."""
+    """U(T, b) for the given T values and the given b values (default b = 1..N) (zhou L354), one dict per cell, for
+    a heat map."""
     values = [check_int("rounds", t, low=0) for t in rounds]
     if not 1 <= len(values) <= 1000:
         raise ValueError(f"rounds must hold 1 to 1000 values; got {len(values)}")
+    clients = range(1, problem.num_clients + 1) if clients_per_round is None else [
+        check_int("clients_per_round", b, low=1, high=problem.num_clients) for b in clients_per_round]
     constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=clipping_norm)
     return [{"T": t, "b": b, "U": zhou.laplace_bound(constants=constants, rounds=t, clients_per_round=b,
                                                      variant=variant)}
-            for b in range(1, problem.num_clients + 1) for t in values]
+            for b in clients for t in values]
+
+
+def landscape_clients(*, num_clients: int, marked: int, points: int = 40) -> list[int]:
+    """The b values of a heat map of U(T, b): every b = 1..N when N ≤ ``points``, else ``points`` of them spread
+    geometrically from 1 to N, with ``marked`` (the answer's b) among them."""
+    num_clients = check_int("num_clients", num_clients, low=2)
+    marked = check_int("marked", marked, low=1, high=num_clients)
+    if num_clients <= points:
+        return list(range(1, num_clients + 1))
+    spread = np.geomspace(1, num_clients, check_int("points", points, low=2)).round().astype(int)
+    return sorted({*spread.tolist(), marked})
+
+
+#: The largest ε :func:`smallest_epsilon_to_train` tries: a per-client ε beyond it protects nothing.
+LARGEST_USEFUL_EPSILON = 1e6
+
+
+def smallest_epsilon_to_train(*, problem: zhou.Problem, clipping_norm: float, epsilon: float, fix_b: int | None = None,
+                              variant: str = "corrected", digits: int = 3) -> float | None:
+    """The smallest per-client ε above ``epsilon`` (an ε at which T* = 0), rounded *up* to ``digits`` significant
+    digits, at which the Laplace answer (T*, b*) of :func:`plan_fedsgd_dpc` (free, or with ``fix_b``) has T* ≥ 1;
+    None if T* = 0 for every ε up to :data:`LARGEST_USEFUL_EPSILON`.
+
+    ε enters U(T, b) only through C₂ ∝ Σ 1/ε_i² (zhou L356), and U(0, b) does not depend on it, so a larger ε never
+    turns T* ≥ 1 into T* = 0: the ε with T* ≥ 1 form an interval [ε₀, ∞), found by bisection on log ε.
+    """
+    def trains(value: float) -> bool:
+        constants = zhou.laplace_constants(problem=problem, epsilon=value, clipping_norm=clipping_norm)
+        rule, exact = _laplace_choices(problem, constants, max_rounds=math.inf, fix_b=fix_b, fix_T=None,
+                                       variant=variant)
+        return (rule if variant == "paper" else exact).rounds >= 1
+
+    low = check_real("epsilon", epsilon, low=0.0, low_open=True, high=LARGEST_USEFUL_EPSILON)
+    digits = check_int("digits", digits, low=1, high=12)
+    if trains(low):
+        raise ValueError(f"epsilon must be an ε at which T* = 0; got {low:g}, where T* >= 1")
+    high = LARGEST_USEFUL_EPSILON
+    if not trains(high):
+        return None
+    while high / low > 1 + 10.0 ** -(digits + 1):
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if trains(middle) else (middle, high)
+    exponent = math.floor(math.log10(high)) - digits + 1
+    return float(f"{math.ceil(high / 10.0**exponent)}e{exponent}")

@@ -58,8 +58,9 @@ class FedsgdDpcOptimum(Request):
                                        deprecated=("--Gamma",))
     initial_distance: float | None = real(None, help="squared initial distance Y₀ = ‖θ₀ − θ*‖² (L254); "
                                           "raw-constants mode", low=0.0, deprecated=("--Y0",))
-    client_size: int | None = count(None, help="records per client d_i; raw-constants mode", low=1,
-                                    deprecated=("--d",))
+    client_size: tuple[int, ...] | None = count(None, help="records per client d_i: one value for every client, or "
+                                                "one per client; raw-constants mode", low=1, multiple=True,
+                                                deprecated=("--d",))
     model_dim: int | None = count(None, help="model dimension p; raw-constants mode", low=1, deprecated=("--p",))
     local_gradient_std: float | None = real(None, help="local gradient std Λ_i (A6, L389; gaussian); "
                                             "raw-constants mode (default 0)", low=0.0, deprecated=("--Lambda",))
@@ -105,6 +106,9 @@ class FedsgdDpcOptimum(Request):
             if missing:
                 raise ValueError("give dataset (a LIBSVM file to estimate the constants from), or all raw "
                                  f"constants (missing {', '.join(missing)})")
+            if len(self.client_size) not in (1, self.clients):
+                raise ValueError(f"client_size must be one value or one value per client ({self.clients}); got "
+                                 f"{len(self.client_size)} values")
             self.raw_problem()  # the relations between constants (smoothness ≥ strong_convexity), by name
         if self.fixed_clients_per_round is not None:
             check_int("fixed_clients_per_round", self.fixed_clients_per_round, low=1, high=self.clients)
@@ -125,7 +129,8 @@ class FedsgdDpcOptimum(Request):
                              "for the paper's Eq. (5))")
 
     def raw_problem(self) -> zhou.Problem:
-        return zhou.Problem(num_clients=self.clients, model_dim=self.model_dim, client_sizes=self.client_size,
+        sizes = self.client_size[0] if len(self.client_size) == 1 else self.client_size
+        return zhou.Problem(num_clients=self.clients, model_dim=self.model_dim, client_sizes=sizes,
                             strong_convexity=self.strong_convexity, smoothness=self.smoothness,
                             gradient_bound=self.gradient_bound, heterogeneity=self.heterogeneity,
                             initial_distance=self.initial_distance,
@@ -135,6 +140,7 @@ class FedsgdDpcOptimum(Request):
         """The problem, the clipping norm and the constants as reported: given, or estimated from the data set."""
         if self.dataset is None:
             constants = {"source": "given", **{key: getattr(self, name) for name, key in RAW.items()}}
+            constants["d"] = self.client_size[0] if len(self.client_size) == 1 else list(self.client_size)
             return self.raw_problem(), self.clipping_norm, constants
         problem, estimated = estimate_problem(self.dataset, clients=self.clients, model=self.model,
                                               regularization=self.regularization, seed=self.seed,

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from fedplan.bounds import fedsgd_dpc as zhou
-from fedplan.planner.fedsgd_dpc import laplace_landscape, plan_fedsgd_dpc
+from fedplan.planner.fedsgd_dpc import (
+    landscape_clients,
+    laplace_landscape,
+    plan_fedsgd_dpc,
+    smallest_epsilon_to_train,
+)
 
 
 def problem():
@@ -79,3 +84,45 @@ def test_laplace_landscape_minimum_is_the_exact_integer_optimum():
         laplace_landscape(problem=problem, epsilon=0.05, clipping_norm=1.0, rounds=[])
     with pytest.raises(ValueError, match="rounds must be an integer in"):
         laplace_landscape(problem=problem, epsilon=0.05, clipping_norm=1.0, rounds=[-1])
+
+
+def brute_force_trains(problem, epsilon, rounds=50) -> bool:
+    """Whether the smallest U(T, b) over T ≤ ``rounds`` and every b (zhou L354, corrected) is at some T ≥ 1."""
+    constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=1.0)
+    best = min((zhou.laplace_bound(constants=constants, rounds=t, clients_per_round=b), t)
+               for b in range(1, problem.num_clients + 1) for t in range(rounds + 1))
+    return best[1] >= 1
+
+
+def test_smallest_epsilon_to_train_is_where_the_brute_force_optimum_leaves_t_zero():
+    """At ε = 1e-6 the optimum is T* = 0 (no training); the answer ε₀ (3 digits, rounded up) trains, ε₀ less one unit
+    in its last digit does not, by a brute-force search of U(T, b) over the grid."""
+    found = smallest_epsilon_to_train(problem=problem(), clipping_norm=1.0, epsilon=1e-6)
+    assert found == 0.00265
+    assert brute_force_trains(problem(), found) and not brute_force_trains(problem(), 0.00264)
+    assert plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=found, clipping_norm=1).choice.rounds == 1
+    paper = smallest_epsilon_to_train(problem=problem(), clipping_norm=1.0, epsilon=1e-6, variant="paper")
+    rounds = [plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=e, clipping_norm=1,
+                              variant="paper").choice.rounds for e in (paper, paper - 1e-5)]
+    assert paper == 0.00125 and rounds == [1, 0]
+    with pytest.raises(ValueError, match="epsilon must be an ε at which T\\* = 0; got 0.05, where T\\* >= 1"):
+        smallest_epsilon_to_train(problem=problem(), clipping_norm=1.0, epsilon=0.05)
+
+
+def test_smallest_epsilon_to_train_is_none_when_no_epsilon_trains():
+    """Y₀ = 0 and Γ = 0: θ₀ is θ*, C₁/N + C₃ = 0 (zhou L356), U(0, N) = 0 and no round can improve on it."""
+    still = zhou.Problem(num_clients=10, model_dim=7850, client_sizes=6000, strong_convexity=10, smoothness=20,
+                         gradient_bound=1, heterogeneity=0, initial_distance=0)
+    assert smallest_epsilon_to_train(problem=still, clipping_norm=1.0, epsilon=1.0) is None
+
+
+def test_landscape_clients_keeps_every_b_up_to_the_limit_and_the_answer_beyond():
+    assert landscape_clients(num_clients=10, marked=3) == list(range(1, 11))
+    spread = landscape_clients(num_clients=1000, marked=500)
+    assert spread[0] == 1 and spread[-1] == 1000 and 500 in spread and len(spread) <= 41
+    assert all(later / earlier <= 1.25 for earlier, later in zip(spread[:-1], spread[1:], strict=True) if earlier >= 8)
+    cells = laplace_landscape(problem=problem(), epsilon=0.05, clipping_norm=1.0, rounds=[0, 120],
+                              clients_per_round=[1, 10])
+    assert [(cell["T"], cell["b"]) for cell in cells] == [(0, 1), (120, 1), (0, 10), (120, 10)]
+    with pytest.raises(ValueError, match=r"clients_per_round must be an integer in \[1, 10\]; got 11"):
+        laplace_landscape(problem=problem(), epsilon=0.05, clipping_norm=1.0, rounds=[0], clients_per_round=[11])

@@ -131,3 +131,17 @@ def test_the_api_and_the_cli_give_the_same_message(capsys):
 
 def test_the_models_are_those_the_estimator_knows():
     assert task.MODELS == estimate.MODELS
+
+
+def test_client_size_takes_one_value_per_client(capsys):
+    """``--client-size 6000 3000`` for N = 2 clients: d = 9000 in C₂ = 32pξ₁²Σε_i⁻²/(μ²Nd²) (zhou L356): 32 · 7850 ·
+    2/0.05² / (100 · 2 · 9000²) = 0.0124049…; the analysis's d_1 = … = d_N (L250) fails and is reported."""
+    code, out, _ = run_cli(capsys, "fedsgd-dpc", "optimum", "--mechanism", "laplace", *RAW, "--clients", "2",
+                           "--client-size", "6000", "3000", "--target-epsilon", "0.05", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["constants"]["d"] == [6000, 3000]
+    assert data["constants"]["C2"] == pytest.approx(32 * 7850 * 800 / (100 * 2 * 9000**2), rel=1e-12)
+    assert [h["holds"] for h in data["hypotheses"] if h["name"] == "d_1 = ... = d_N"] == [False]
+    with pytest.raises(ValueError, match=r"^client_size must be one value or one value per client \(10\); got 2 "
+                                         r"values$"):
+        FedsgdDpcOptimum(mechanism="laplace", **{**CONSTANTS, "client_size": (6000, 3000)})
