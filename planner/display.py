@@ -4,13 +4,32 @@ validations alike)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal
 
 
 def epsilon_text(value: float, decimals: int = 4) -> str:
     """ε rounded *up* at the shown precision: a displayed ε is never below the computed bound."""
     nearest = round(value, decimals)
     return f"{nearest if nearest >= value else nearest + 10**-decimals:.{decimals}f}"
+
+
+def number_text(value: float, digits: int = 4, *, up: bool = False) -> str:
+    """``value`` for people: ``digits`` significant digits without trailing zeros, thousands grouped by a space from
+    10⁻³ to below 10⁶ (``25 000``, ``86.52``), a power of ten outside (``1e7``, ``2.06e-8``). ``up`` rounds towards
+    +∞, for an ε or a bound (the number shown is never below the one computed)."""
+    if value == 0 or not math.isfinite(value):
+        return {math.inf: "∞", -math.inf: "−∞"}.get(value, "0" if value == 0 else "nan")
+    exponent = math.floor(math.log10(abs(value))) - digits + 1
+    scaled = Decimal(value).scaleb(-exponent)  # exact: the binary value in decimal
+    shown = scaled.to_integral_value(rounding=ROUND_CEILING if up else ROUND_HALF_EVEN).scaleb(exponent)
+    if 1e-3 <= abs(shown) < 1e6:
+        text = format(shown, ",f").replace(",", " ")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa, power = f"{shown:e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}e{int(power)}"
 
 
 def accountant_label(accountant: str, bound: str) -> str:

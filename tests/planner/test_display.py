@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fedplan.planner.display import accountant_label, epsilon_text
+import math
+
+from fedplan.planner.display import accountant_label, epsilon_text, number_text
 
 
 def test_epsilon_is_shown_rounded_up():
@@ -16,3 +18,16 @@ def test_only_a_tight_pld_is_called_tight():
     assert accountant_label("rdp", "tight") == "RDP upper bound"  # never "tight", whatever a caller passes
     assert accountant_label("exact", "tight") == "exact"
     assert accountant_label("participation", "upper bound") == "participation bound"
+
+
+def test_numbers_are_shown_for_people():
+    """Grouped thousands and no trailing zeros (MAPA's totals were "2500.0000" and "10000000.0000"), powers of ten
+    outside [1e-3, 1e6), and an ε rounded up never shows below its value."""
+    assert [number_text(value) for value in (25000, 2500.0, 1e7, 86.51616115989938, 0.1, 2.06e-8, 123456789, 1)] == [
+        "25 000", "2 500", "1e7", "86.52", "0.1", "2.06e-8", "1.235e8", "1"]
+    assert number_text(86.51616115989938, up=True) == "86.52" and number_text(86.5111, up=True) == "86.52"
+    assert number_text(86.5111) == "86.51" and number_text(2.0454542664591975e-05, up=True) == "2.046e-5"
+    assert number_text(0.0) == "0" and number_text(math.inf) == "∞"
+    for value in (0.30000000000000004, 1 / 3, 2 / 3 * 1e-5, 12345.678, 7.000000000000001e8):
+        shown = number_text(value, up=True).replace(" ", "")
+        assert float(shown) >= value and float(shown) <= value * (1 + 1e-3)
