@@ -29,6 +29,14 @@ from fedplan.planner.tasks.base import Option, Progress, Report, Request, option
 #: ``r0 = 0.37 at …``); a ``give …`` message names its fields further on.
 _FIRST_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What st.markdown (and st.caption, st.write of a string) reads as markup: emphasis, code, links, math, tables.
+_MARKUP = re.compile(r"([\\`*_\[\]<>#|~$])")
+
+
+def literal(text: str) -> str:
+    """``text`` escaped for ``st.markdown``/``st.caption``: it shows as typed (a statement's ``b*epsilon_k`` and
+    ``theta*`` are no italics, ``$`` starts no formula)."""
+    return _MARKUP.sub(r"\\\1", text)
 
 
 def as_text(value: Any) -> str:

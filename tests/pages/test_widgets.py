@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fedplan.pages.widgets import as_text, named_field, parse
+from fedplan.pages.widgets import as_text, literal, named_field, parse
 from fedplan.planner.tasks.base import options
 from fedplan.planner.tasks.mapa import Schedule
 from fedplan.planner.tasks.plan import Plan
@@ -51,3 +51,14 @@ def test_defaults_are_shown_as_users_type_them():
 ])
 def test_an_error_is_shown_under_the_field_it_names(message, field):
     assert named_field(message, ["clients", "upload_epsilon", "r0", "noise_std"]) == field
+
+
+def test_literal_text_renders_as_typed():
+    """MAPA's statement "a record drawn j times costs j*epsilon_k, at worst b*epsilon_k" rendered "epsilon_k, at worst
+    b" in italics; escaped, the CommonMark renderer (markdown-it, as Streamlit's) gives the text back unchanged."""
+    from markdown_it import MarkdownIt
+
+    text = "j*epsilon_k, at worst b*epsilon_k = 1.2 (theta*||^2) for $5 and $6 [a](b) x_1_y <b> `c`"
+    assert "<em>" in MarkdownIt().render(text)
+    rendered = MarkdownIt().render(literal(text))
+    assert rendered == f"<p>{text.replace('<', '&lt;').replace('>', '&gt;')}</p>\n"
