@@ -85,17 +85,27 @@ class Claim:
                 "verdict": self.verdict}
 
 
+#: Relative floating-point slack of a spent-ε claim: a budget split into R equal replies and composed back sums to
+#: the target only up to rounding (20 Laplace replies of ε/20 at ε = 1 sum to 1.0000000000000002).
+COMPOSITION_ROUNDING = 1e-12
+
+
 def _claim(name: str, simulated, predicted, relation: str, source: str, detail: str = "", *,
-           hypotheses=()) -> Claim:
-    """``simulated <relation> predicted``; ``hypotheses`` are those of the theorem behind ``predicted``: one that
-    fails makes the claim NO GUARANTEE (not passed), with the failing hypotheses and their numbers in the detail."""
+           hypotheses=(), slack: float = 0.0) -> Claim:
+    """``simulated <relation> predicted`` (``<=`` up to ``slack``); ``hypotheses`` are those of the theorem behind
+    ``predicted``: one that fails makes the claim NO GUARANTEE (not passed), with the failing hypotheses and their
+    numbers in the detail."""
     failing = tuple(f"{h.name}: {h.detail}" for h in hypotheses if not h.holds)
     caveat = f"no guarantee, failing hypotheses: {'; '.join(failing)}" if failing else ""
     if simulated is None or predicted is None:
         text = "; ".join(part for part in (detail or "not available", caveat) if part)
         return Claim(name, simulated, predicted, relation, False, text, source, failing_hypotheses=failing)
-    holds = {"<=": simulated <= predicted, ">=": simulated >= predicted, "==": simulated == predicted}[relation]
-    text = "; ".join(part for part in (f"{simulated:.6g} {relation} {predicted:.6g}", detail, caveat) if part)
+    holds = {"<=": simulated <= predicted + slack, ">=": simulated >= predicted,
+             "==": simulated == predicted}[relation]
+    rounding = (f"equal up to floating-point rounding ({simulated!r} vs {predicted!r})"
+                if predicted < simulated <= predicted + slack else "")
+    text = "; ".join(part for part in (f"{simulated:.6g} {relation} {predicted:.6g}", rounding, detail, caveat)
+                     if part)
     return Claim(name, float(simulated), float(predicted), relation, bool(holds) and not failing, text, source,
                  failing_hypotheses=failing)
 
@@ -125,7 +135,8 @@ def _spent_claim(name: str, runs, predicted, source: str, detail: str = "", *,
     if missing:
         return _claim(name, None, predicted, "<=", source, missing[0].privacy.get("statement", "not available"),
                       hypotheses=hypotheses)
-    return _claim(name, max(run.epsilon for run in runs), predicted, "<=", source, detail, hypotheses=hypotheses)
+    return _claim(name, max(run.epsilon for run in runs), predicted, "<=", source, detail, hypotheses=hypotheses,
+                  slack=COMPOSITION_ROUNDING * abs(predicted) if predicted is not None else 0.0)
 
 
 @dataclass(frozen=True)
@@ -416,8 +427,9 @@ def validate_fedsgd_dpc(*, dataset: Dataset, clients: int, mechanism: str, epsil
                                sample_rate=rate if mechanism == "gaussian" else None, max_rounds=max_rounds,
                                accountant=accountant)
         if not plan.choice.rounds and rounds is None:
-            raise ValueError(f"the planner's optimum is T = 0 rounds at target_epsilon = {epsilon:g} (the noise term "
-                             "dominates U(T, b)); give rounds to simulate a run anyway, or raise target_epsilon")
+            raise ValueError(f"rounds must be given at target_epsilon = {epsilon:g}: the planner's optimum is T = 0 "
+                             "rounds (the noise term dominates U(T, b)); give rounds to simulate a run anyway, or "
+                             "raise target_epsilon")
         rounds = rounds or int(plan.choice.rounds)
         clients_per_round = clients_per_round or int(plan.choice.clients_per_round)
         notes.append(f"planner optimum: T = {plan.choice.rounds}, b = {plan.choice.clients_per_round}")

@@ -8,7 +8,7 @@ import pytest
 from fedplan.bounds import accounting
 from fedplan.bounds.vandijk_sequences import delay_envelope
 from fedplan.planner.simulate.data import load_dataset
-from fedplan.planner.validate import validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
+from fedplan.planner.validate import _claim, validate_fedsgd_dpc, validate_theorem5, validate_vandijk_plan
 from fedplan.planner.vandijk import plan_vandijk
 
 
@@ -122,8 +122,20 @@ def test_fedsgd_dpc_distance_below_U_and_epsilon_within_target(small):
     assert spent.passed and spent.simulated == pytest.approx(20.0, rel=1e-9)  # round robin: exactly ceil(bT/N)
     predicted = [row["predicted"] for row in report.table]
     assert all(a > b for a, b in zip(predicted, predicted[1:], strict=False))  # the bound at t falls as 1/(t+gamma)
-    with pytest.raises(ValueError, match="optimum is T = 0 rounds"):
+    with pytest.raises(ValueError, match="^rounds must be given at target_epsilon = 0.01: the planner's optimum is "
+                                         "T = 0 rounds"):  # the page shows it under its Rounds box
         validate_fedsgd_dpc(dataset=small, clients=10, mechanism="laplace", epsilon=0.01, seeds=(0,))
+
+
+def test_fedsgd_dpc_spent_epsilon_equal_to_the_target_up_to_rounding_passes(small):
+    """20 rounds of all 5 clients: each client replies 20 times with ε/20 = 0.05, whose sum in floating point is
+    1.0000000000000002, not 1 (the page's 'FAIL 1 <= 1'): equal up to rounding passes; 1e-9 above would not."""
+    report = validate_fedsgd_dpc(dataset=small, clients=5, mechanism="laplace", epsilon=1.0, seeds=(0,), rounds=20,
+                                 clients_per_round=5)
+    spent = report.claims[1]
+    assert sum([0.05] * 20) == 1.0000000000000002 and spent.simulated == 1.0000000000000002
+    assert spent.verdict == "PASS" and "equal up to floating-point rounding" in spent.detail
+    assert _claim("spent", 1.0 + 1e-9, 1.0, "<=", "", slack=1e-12).verdict == "FAIL"
 
 
 def test_seeds_are_validated(small):
