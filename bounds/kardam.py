@@ -297,13 +297,32 @@ def kardam_bound(*, steps: int, loss_gap: float, lipschitz: float, decay_bound: 
                        hypotheses=checks)
 
 
+@dataclass(frozen=True)
+class StepsToTarget(TheoremResult):
+    """The smallest T whose Theorem-5 bound :func:`kardam_bound` is ≤ ``target`` (spec §4.4, ERRATA KARDAM-P7).
+
+    ``bound`` and ``learning_rate`` are B(T) and Definition 10's γ at that T; ``hypotheses`` are those of the bound
+    at that T (γKM ≤ 1, L1883): past T ≥ ΔF·K·M/(dσ²) they hold. ``notes``: the bound's errata and KARDAM-P7.
+    """
+
+    steps: int
+    target: float
+    bound: float
+    learning_rate: float
+    variant: str
+    notes: tuple[str, ...]
+    source: str = cite("damaskinos", "Theorem 5 made explicit: the smallest T with Theorem 4's bound <= a target",
+                       "L1921-1930, L1877-1891")
+
+
 def steps_to_target(*, target: float, loss_gap: float, lipschitz: float, decay_bound: float,
                     max_adaptive_rate: float, dimension: int, gradient_std: float, gradients_per_step: int = 1,
-                    confinement_radius: float = 0.0, variant: str = "corrected") -> int:
+                    confinement_radius: float = 0.0, variant: str = "corrected") -> StepsToTarget:
     """Smallest T with :func:`kardam_bound` ≤ target (spec §4.4): B = a/√T + b/T + floor is a quadratic in 1/√T.
 
     Raises ``ValueError`` if the target is not above the floor (no T reaches it). Example of
-    :func:`kardam_bound` with target 0.5: T = 1894 (paper variant).
+    :func:`kardam_bound` with target 0.5: T = 1894 (paper variant). The answer is marked "no guarantee" when
+    Theorem 4's prerequisite γKM ≤ 1 fails at that T (KARDAM-P5).
     """
     target = check_real("target", target, low=0.0, low_open=True)
     common = dict(loss_gap=loss_gap, lipschitz=lipschitz, decay_bound=decay_bound,
@@ -318,32 +337,74 @@ def steps_to_target(*, target: float, loss_gap: float, lipschitz: float, decay_b
     steps = max(1, math.ceil(1 / u**2))
     while steps > 1 and kardam_bound(steps=steps - 1, **common).bound <= target:
         steps -= 1
-    while kardam_bound(steps=steps, **common).bound > target:
+    while (reached := kardam_bound(steps=steps, **common)).bound > target:
         steps += 1
-    return steps
+    notes = (*reached.notes, "KARDAM-P7: the O(.) of Theorem 5 made explicit, solved for T")
+    return StepsToTarget(steps=steps, target=target, bound=reached.bound, learning_rate=reached.learning_rate,
+                         variant=reached.variant, notes=notes, hypotheses=reached.hypotheses)
 
 
-def remark2_window(*, root: float, tau_low: int, tau_high: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Remark2Window(TheoremResult):
+    """The window (β/e, upper] of rates α of Remark 2 (L1932) on integer staleness τ_low..τ_high.
+
+    ``hypotheses``: the window is not empty, β/e < upper ((B.2) with (B.3) for every τ of the range, L1949, L1958);
+    an empty window is shown, but no α then makes e^{−ατ^{1/β}} beat 1/(1+τ). ``notes``: KARDAM-P8.
+    """
+
+    lower: float
+    upper: float
+    root: float
+    tau_low: int
+    tau_high: int
+    notes: tuple[str, ...] = ("KARDAM-P8: the condition (B.3) for every tau of the range (min over it), not at one "
+                              "tau",)
+    source: str = cite("damaskinos", "Remark 2, (B.2), (B.3)", "L1932-1964")
+
+
+def remark2_window(*, root: float, tau_low: int, tau_high: int) -> Remark2Window:
     """(β/e, min_τ ln(τ+1)/τ^{1/β}]: the rates α for which e^{−ατ^{1/β}} has a smaller Theorem-5 bound than
     1/(1+τ) on integer staleness τ_low..τ_high (Remark 2, L1932; the min over the range is ours, K-P8).
 
-    The thesis' settings (L1964): β = 1.85 on [1, 10] gives (0.680577, 0.690700]. Empty when low ≥ high.
+    The thesis' settings (L1964): β = 1.85 on [1, 10] gives (0.680577, 0.690700]. Empty when low ≥ high: then
+    "no guarantee".
     """
     beta = check_real("root", root, low=0.0, low_open=True)
     low_tau = check_int("tau_low", tau_low, low=1)
-    taus = np.arange(low_tau, check_int("tau_high", tau_high, low=low_tau) + 1, dtype=float)
-    return beta / math.e, float(np.min(np.log1p(taus) / taus ** (1 / beta)))
+    high_tau = check_int("tau_high", tau_high, low=low_tau)
+    taus = np.arange(low_tau, high_tau + 1, dtype=float)
+    lower, upper = beta / math.e, float(np.min(np.log1p(taus) / taus ** (1 / beta)))
+    check = hypothesis("beta/e < min_tau ln(tau+1)/tau^(1/beta)  (window not empty)", lower, "<", upper,
+                       "(B.2) L1949, (B.3) L1958")
+    return Remark2Window(lower=lower, upper=upper, root=beta, tau_low=low_tau, tau_high=high_tau, hypotheses=(check,))
 
 
-def accept_ratio_bounds(*, workers: int, byzantine: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class AcceptRatioBand(TheoremResult):
+    """Theorem 1's band (n−2f)/(n−f) ≤ SL ≤ (n−f)/n (L1116-1122) with Kardam's hypothesis n ≥ 3f + 1 (KARDAM-N)."""
+
+    lower: float
+    upper: float
+    workers: int
+    byzantine: int
+    notes: tuple[str, ...] = ("KARDAM-N: n >= 3f + 1 (the printed n > 3f + 1 of Theorem 3 excludes the experiments' "
+                              "n = 10, f = 3)",)
+    source: str = cite("damaskinos", "Theorem 1", "L1116-1122")
+
+
+def accept_ratio_bounds(*, workers: int, byzantine: int) -> AcceptRatioBand:
     """Theorem 1 (L1116-1122): (n−2f)/(n−f) ≤ SL ≤ (n−f)/n; n = 10, f = 3 gives (0.571429, 0.7).
 
     SL is the share of delivered honest gradients that pass the Lipschitz filter; the ideal no-attack drop
-    ratio is f/n (K-F4, K-P12). Needs n > 2f.
+    ratio is f/n (K-F4, K-P12). Defined for n > f. The hypothesis is Kardam's n ≥ 3f + 1 (L1120 "n ≈ 3f", liveness
+    with 2f + 1 honest workers L1786; resolved KARDAM-N), which gives the proof's n − 2f ≥ 1 useful workers (L1122)
+    and two honest workers around the quantile K̂_t (L1108): below it the band is shown without guarantee.
     """
     f = check_int("byzantine", byzantine, low=0)
-    n = check_int("workers", workers, low=2 * f + 1)
-    return (n - 2 * f) / (n - f), (n - f) / n
+    n = check_int("workers", workers, low=f + 1)
+    check = hypothesis("n >= 3f + 1", n, ">=", 3 * f + 1, "L1120, L1786 (KARDAM-N)")
+    return AcceptRatioBand(lower=(n - 2 * f) / (n - f), upper=(n - f) / n, workers=n, byzantine=f,
+                           hypotheses=(check,))
 
 
 # --------------------------------------------------------------------------------------------

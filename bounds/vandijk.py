@@ -25,7 +25,7 @@ Sample-size and step-size recipes (Lemmas 1–3, Theorem 2/5) and the power sequ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
@@ -49,6 +49,8 @@ MAX_EXPONENT = 10.0
 MIN_GROWTH_EXPONENT = 0.01
 #: Beyond this m/T the "increasing" sequence is flat ((T+m)/m < 1.1) and the m/T iteration has diverged.
 MAX_GAMMA = 10.0
+#: Smallest σ of (16)'s r and of r0(σ): exp(3/σ²) ≤ e^300 stays in the float range, and r0(σ) ≈ 1e-136 above 0.
+SIGMA_FLOOR = 0.1
 
 
 def _check_variant(variant: str) -> str:
@@ -89,17 +91,21 @@ def delta_from_budget(*, epsilon: float, budget: float) -> float:
 # r (16) and r0(σ) (proof of Theorem 6, L1305-1339)
 # --------------------------------------------------------------------------------------------
 
+#: The erratum on the bound r0 ≤ 1/e that (16) and Theorem 6 need (docs/ERRATA.md).
+R0_BOUND_NOTE = "I-15: r0 <= 1/e (L929), one of three printed bounds on r0 (L177, L853)"
+
+
 @dataclass(frozen=True)
-class RConstant:
-    """r of (16) with u0, u1 (L929-937) for a given r0 and σ."""
+class RConstant(TheoremResult):
+    """r of (16) with u0, u1 (L929-937) for a given r0 and σ, with (16)'s hypotheses r0 ≤ 1/e, u0 < 1, u1 < 1."""
 
     r0: float
     sigma: float
     r: float
     u0: float
     u1: float
-    hypotheses: tuple[Hypothesis, ...]
-    source: str = "vandijk (16), L929-937"
+    notes: tuple[str, ...] = (R0_BOUND_NOTE,)
+    source: str = cite("vandijk", "(16)", "L929-939")
 
     @property
     def alpha(self) -> float:
@@ -117,26 +123,38 @@ def _r_over_r0(u0: float, u1: float, sigma: float) -> float:
     return 8.0 * (1.0 / (1.0 - u0) + math.exp(3.0) / sigma**3 / (1.0 - u1)) * math.exp(3.0 / sigma**2)
 
 
+def r0_limit(*, sigma: float) -> float:
+    """The r0 below which (16) defines a finite r at σ: u0 < 1 ⇔ r0 < σ(√2−1)², u1 < 1 ⇔ r0 < (√(e²+σ²)−e)²/σ (L937).
+
+    (Both from the quadratic in √r0 that u = 1 gives.) Above it the geometric series behind r diverge.
+    """
+    sigma = check_real("sigma", sigma, low=0.0, low_open=True)
+    return min(sigma * (math.sqrt(2.0) - 1.0) ** 2, (math.hypot(math.e, sigma) - math.e) ** 2 / sigma)
+
+
 def r_constant(*, r0: float, sigma: float, rigorous_footnote: bool = False) -> RConstant:
     """r = r0·2³(1/(1−u0) + e³/σ³/(1−u1))·exp(3/σ²) with u0 = 2√(r0σ)/(σ−r0), u1 = e·u0/σ (16), L929-937.
 
-    The hypotheses r0 ≤ 1/e, u0 < 1 and u1 < 1 are checked and reported. ``rigorous_footnote``
-    multiplies r by 2 + r0/(σ−r0), the extra factor footnote †† (L939) offers for rigour.
+    The hypotheses r0 ≤ 1/e, u0 < 1 and u1 < 1 are checked and reported: r0 > 1/e gives the number without
+    guarantee (erratum I-15), while u0 ≥ 1 or u1 ≥ 1 (r0 ≥ :func:`r0_limit`) leaves no finite r and raises
+    ``ValueError``. ``rigorous_footnote`` multiplies r by 2 + r0/(σ−r0), the extra factor footnote †† (L939) offers
+    for rigour.
     """
-    sigma = check_real("sigma", sigma, low=0.0, low_open=True)
+    sigma = check_real("sigma", sigma, low=SIGMA_FLOOR)
     r0 = check_real("r0", r0, low=0.0, high=sigma, low_open=True, high_open=True)
     u0, u1 = _u_values(r0, sigma)
+    if u0 >= 1.0 or u1 >= 1.0:
+        raise ValueError(f"r0 must be a real number in (0, {r0_limit(sigma=sigma):.6g}) at sigma = {sigma:g}, where "
+                         f"(16)'s u0 = 2 sqrt(r0 sigma)/(sigma - r0) and u1 = e u0/sigma are below 1 (L937) and r is "
+                         f"finite; got {r0:g} (u0 = {u0:.6g}, u1 = {u1:.6g}): lower r0 or raise sigma")
     checks = (
         hypothesis("r0 <= 1/e", r0, "<=", R0_MAX, "L929"),
         hypothesis("u0 < 1", u0, "<", 1.0, "L937"),
         hypothesis("u1 < 1", u1, "<", 1.0, "L937"),
     )
-    if u0 >= 1.0 or u1 >= 1.0:
-        r = math.inf
-    else:
-        r = r0 * _r_over_r0(u0, u1, sigma)
-        if rigorous_footnote:
-            r *= 2.0 + r0 / (sigma - r0)
+    r = r0 * _r_over_r0(u0, u1, sigma)
+    if rigorous_footnote:
+        r *= 2.0 + r0 / (sigma - r0)
     return RConstant(r0=r0, sigma=sigma, r=r, u0=u0, u1=u1, hypotheses=checks)
 
 
@@ -162,13 +180,19 @@ def sigma_threshold() -> float:
     return max(roots)
 
 
-#: σ ≥ this is required by Theorem 4 and by :func:`r0_of_sigma` (the paper writes 1.137).
+#: σ ≥ this is required by Theorem 4 (the paper writes 1.137); :func:`r0_of_sigma` states σ ≥ 1.137 as a hypothesis.
 SIGMA_MIN = sigma_threshold()
 
 
+
+
 @dataclass(frozen=True)
-class R0Result:
-    """r0(σ) and the constants at the fixed point (L1305-1339)."""
+class R0Result(TheoremResult):
+    """r0(σ) and the constants at the fixed point (L1305-1341).
+
+    ``hypotheses``: σ ≥ 1.137, under which the paper proves the iteration converges to an r0 that meets (16) (L1339;
+    Theorem 4 states it too, L191), and (16)'s own r0 ≤ 1/e, u0 < 1, u1 < 1 checked at the fixed point.
+    """
 
     sigma: float
     p: float
@@ -178,7 +202,9 @@ class R0Result:
     u0: float
     u1: float
     iterations: int
-    source: str = "vandijk proof of Theorem 6, iteration L1333 (fixed point of r0·R(r0) = r⋆(r0))"
+    notes: tuple[str, ...] = ()
+    source: str = cite("vandijk", "proof of Theorem 6, r0(sigma) as the fixed point of the iteration of L1333",
+                       "L1305-1341")
 
     @property
     def alpha(self) -> float:
@@ -187,14 +213,16 @@ class R0Result:
 
 def r0_of_sigma(*, sigma: float, p: float = 1.0, gamma: float = 0.0, tolerance: float = 1e-15,
                 max_iterations: int = 10_000) -> R0Result:
-    """r0(σ) by the paper's iteration r0 ← r⋆(r0)/R(r0) from r0 = 0 (L1333), to ``tolerance``.
+    """r0(σ) by the paper's iteration r0 ← r⋆(r0)/R(r0) from r0 = 0 (L1333), to a relative ``tolerance``.
 
-    The map is decreasing, so the iterates alternate around the fixed point; the paper proves
-    every iterate stays in (0, (√3−1)/16] with u0, u1 < 1 for σ ≥ 1.137 (L1335-1339). The
-    paper's iteration uses γ = 0 (erratum I-26); ``gamma`` keeps the (1+γ)^{−2p} of r⋆ (L1305).
-    Reference: r0(3) = 0.0109896 for p = 1 (printed 0.0110, L1341).
+    The map is decreasing, so the iterates alternate around the fixed point; the paper proves every iterate stays
+    in (0, (√3−1)/16] with u0, u1 < 1 for σ ≥ 1.137 (L1335-1339). Below 1.137 the iteration is still run (from
+    σ = 0.1, :data:`SIGMA_FLOOR`) and its fixed point checked against (16), but the paper's hypothesis σ ≥ 1.137
+    fails: the result says "no guarantee". The paper's iteration uses γ = 0 (erratum I-26, then noted); ``gamma``
+    keeps the (1+γ)^{−2p} of r⋆ (L1305). Reference: r0(3) = 0.0109896 for p = 1 (printed 0.0110, L1341; the printed
+    r0(5) = 0.0202 and r0(8) = 0.0247 lie below the fixed point, erratum I-27).
     """
-    sigma = check_real("sigma", sigma, low=SIGMA_MIN)
+    sigma = check_real("sigma", sigma, low=SIGMA_FLOOR)
     p = _check_p(p)
     gamma = _check_gamma(gamma)
     tolerance = check_real("tolerance", tolerance, low=0.0, low_open=True)
@@ -203,13 +231,19 @@ def r0_of_sigma(*, sigma: float, p: float = 1.0, gamma: float = 0.0, tolerance: 
     while not converged:
         if iterations == max_iterations:
             raise ArithmeticError(f"r0(sigma={sigma:g}) did not converge in {max_iterations} iterations")
-        u0, u1 = _u_values(r0, sigma)
-        updated = r_target(r0=r0, sigma=sigma, p=p, gamma=gamma) / _r_over_r0(u0, u1, sigma)
-        converged = abs(updated - r0) <= tolerance
+        updated = r_target(r0=r0, sigma=sigma, p=p, gamma=gamma) / _r_over_r0(*_u_values(r0, sigma), sigma)
+        converged = abs(updated - r0) <= tolerance * updated
         r0, iterations = updated, iterations + 1
-    u0, u1 = _u_values(r0, sigma)
-    return R0Result(sigma=sigma, p=p, gamma=gamma, r0=r0, r=r0 * _r_over_r0(u0, u1, sigma), u0=u0, u1=u1,
-                    iterations=iterations)
+    if not r0 > 0:
+        raise ValueError(f"gamma must be small enough that r0(sigma) = r*/R stays above 0 in floating point; got "
+                         f"gamma={gamma:g} with p={p:g}, sigma={sigma:g}, where (1+gamma)^(-2p) underflows")
+    constants = r_constant(r0=r0, sigma=sigma)
+    notes = (R0_BOUND_NOTE, "I-27: the printed r0(5) = 0.0202 and r0(8) = 0.0247 lie below this fixed point",
+             "I-26: r* keeps (1+gamma)^(-2p); the paper iterates with gamma = 0" if gamma > 0 else
+             "I-26: the paper's iteration at gamma = 0; Theorem 4's closed B and A assume the gamma of the plan")
+    return R0Result(sigma=sigma, p=p, gamma=gamma, r0=r0, r=constants.r, u0=constants.u0, u1=constants.u1,
+                    iterations=iterations, notes=notes,
+                    hypotheses=(hypothesis("sigma >= 1.137", sigma, ">=", 1.137, "L1339"), *constants.hypotheses))
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,6 +336,11 @@ def _log_k_star_coefficient(*, alpha: float, p: float, gamma: float, variant: st
     alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
     sign = 1.0 if variant == "paper" else -1.0
     return (1 + p) / p * math.log(alpha) - math.log(p + 1) + sign * (1 + p) * math.log1p(_check_gamma(gamma))
+
+
+def _k_star_note(variant: str) -> str:
+    return ("I-20: K* with (1+gamma)^-(1+p) (corrected)" if variant == "corrected"
+            else "I-20: K* with the printed (1+gamma)^+(1+p)")
 
 
 def sample_rate_for_k_star(*, alpha: float, p: float, gamma: float, epochs: float, variant: str = "corrected") -> float:
@@ -415,8 +454,7 @@ def theorem4(*, p: float, sigma: float, epsilon: float, delta: float, sample_rat
               hypothesis("K <= K*", grad_computations, "<=", k_star, "L197"),
               Hypothesis("K <= K- or K >= K+ (no bound in the gap)", case != "gap",
                          f"K = {grad_computations:.6g}, K- = {k_minus:.6g}, K+ = {k_plus:.6g}", "L193-197"))
-    notes = ("I-20: K* with (1+gamma)^-(1+p) (corrected)" if variant == "corrected"
-             else "I-20: K* with the printed (1+gamma)^+(1+p)",)
+    notes = (_k_star_note(variant),)
     return Theorem4Result(B=b, A=a, D=d, k_minus=k_minus, k_plus=k_plus, k_star=k_star, case=case,
                           sigma_lower_bound=bound, r0=r0, hypotheses=checks, variant=variant, notes=notes)
 
@@ -495,7 +533,7 @@ def transition_exponents(*, initial_size: int, offset: float, client_size: int, 
 def c_function(x: float, *, r: float, rho: float, rho_hat: float) -> tuple[float, str]:
     """c(x) = min{(√(2rρx+1)−1)/(rρx), 2/(ρ̂x)} and which branch is active (L183, L947)."""
     product = r * rho * x
-    # (√(2p+1) − 1)/p → 0 as p → ∞ (r = ∞ where r(r0, σ) blows up): the theorem then proves δ = 1
+    # (√(2P+1) − 1)/P → 0 as P → ∞ (a product beyond the float range: r carries exp(3/σ²))
     curved = (math.sqrt(2 * product + 1) - 1) / product if math.isfinite(product) else 0.0
     hyperbolic = 2 / (rho_hat * x)
     return (hyperbolic, "2/(rho_hat x)") if hyperbolic <= curved else (curved, "sqrt")
@@ -558,8 +596,12 @@ def theorem3(*, sizes, client_size: int, sigma: float, epsilon: float, delta: fl
     s1, s2, s3 = moments
     rho, rho_hat = s1 * s3 / s2**2, s1**2 / s2
     max_rate = float(s.max()) / n
-    r0 = _smallest_admissible_r0(max_rate, sigma) if r0 is None else check_real(
-        "r0", r0, low=0.0, high=sigma, low_open=True, high_open=True)
+    if r0 is None:
+        r0 = _smallest_admissible_r0(max_rate, sigma)
+        if r0 >= r0_limit(sigma=sigma):
+            raise ValueError(f"sizes must keep max_i s_i/N_c below r0_limit(sigma)/sigma = "
+                             f"{r0_limit(sigma=sigma) / sigma:.6g} at sigma = {sigma:g}, so that (16) defines a finite "
+                             f"r (u0, u1 < 1, L937) and Theorem 3 proves some delta < 1; got {max_rate:.6g}")
     constants = r_constant(r0=r0, sigma=sigma)
     c1 = epsilon / (rounds * s1**2)
     c0, branch = c_function(c1, r=constants.r, rho=rho, rho_hat=rho_hat)
@@ -644,18 +686,21 @@ class SelectionPass:
         return "K*" if self.q_star < self.q_theorem else "K-/K+"
 
 
-_SELECTION_SOURCE = "vandijk parameter selection, Theorem 4/6, L211-219, D.3.2 L1505-1817"
+def _selection_source(closed: bool) -> str:
+    forms = "Theorem 4's closed B, A" if closed else "Theorem 6's general B, A"
+    return cite("vandijk", f"parameter selection (Theorem 4/6, D.3.2) with {forms}", "L211-219, L1505-1817")
 
 
 @dataclass(frozen=True)
-class Selection:
+class Selection(TheoremResult):
     """The outcome of the paper's parameter selection (L211-219) for one σ.
 
     ``sizes`` is the realised integer sequence s_{i,c} = ⌈N_c q (i+m)^p⌉ until Σ ≥ K. ``rounds``
-    is ⌈T_up⌉ for the paper variant (erratum I-33) and ``len(sizes)`` for the corrected one.
+    is ⌈T_up⌉ for the paper variant (erratum I-33) and ``len(sizes)`` for the corrected one. ``hypotheses``
+    (checked on the realised sequence) and ``notes`` (the errata of docs/ERRATA.md behind the numbers): see
+    :func:`select_parameters`.
     """
 
-    variant: str
     case: int
     sigma: float
     epsilon: float
@@ -676,8 +721,9 @@ class Selection:
     k_ratio: float | None
     sizes: tuple[int, ...]
     passes: tuple[SelectionPass, ...]
-    hypotheses: tuple[Hypothesis, ...]
-    source: str = field(default=_SELECTION_SOURCE)
+    variant: str
+    notes: tuple[str, ...] = ()
+    source: str = _selection_source(closed=False)
 
     @property
     def slope(self) -> float:
@@ -698,6 +744,23 @@ class Selection:
     def constant_aggregated_noise(self) -> float:
         """√T_const·𝓑: the baseline runs at σ = 𝓑 (L221, L1569)."""
         return math.sqrt(self.constant_rounds) * self.budget
+
+
+def _selection_notes(variant: str, *, closed: bool, case: int) -> tuple[str, ...]:
+    """The errata of docs/ERRATA.md behind a selection's numbers, as the variant resolves them."""
+    corrected = variant == "corrected"
+    notes = [_k_star_note(variant),
+             "I-21, I-33: T and gamma = m/T of the realised sequence" if corrected
+             else "I-21, I-33: T = ceil(T_up) as printed, gamma = m/T of that T",
+             "I-26: Theorem 4's closed B and A (exact at gamma = 0 only)" if closed
+             else "I-26: Theorem 6's general B and A at the actual r, gamma, alpha",
+             R0_BOUND_NOTE,
+             "I-41, I-42: each round a Poisson-subsampled Gaussian, add/remove-one, noise once per round (the paper's "
+             "Algorithm 1 samples with replacement)"]
+    if case == 2:
+        notes.insert(2, "I-22: case-2 factor with the (1+gamma)^(1/2) lost in (31) and 2 sqrt((sqrt3-1)/2)"
+                     if corrected else "I-22: case-2 factor as printed (without (31)'s (1+gamma)^(1/2), 1.21)")
+    return tuple(notes)
 
 
 def _resolve_r0(r0, sigma: float, p: float) -> float:
@@ -762,7 +825,7 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     grad_computations = check_real("grad_computations", grad_computations, low=float(initial_size))
     p = check_real("p", p, low=MIN_GROWTH_EXPONENT, high=MAX_EXPONENT)
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
-    sigma = check_real("sigma", sigma, low=SIGMA_MIN if r0 == "r0(sigma)" else 0.0, low_open=r0 != "r0(sigma)")
+    sigma = check_real("sigma", sigma, low=SIGMA_FLOOR)
     case = int(check_choice("case", str(case), ("1", "2")))
     k = check_real("k", k, low=1.0)
     tolerance = check_real("tolerance", (0.01 if variant == "paper" else 1e-6) if tolerance is None else tolerance,
@@ -771,10 +834,6 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
         max_passes = check_int("max_passes", max_passes, low=1, high=1000)
     r0_value = _resolve_r0(r0, sigma, p)
     constants = r_constant(r0=r0_value, sigma=sigma)
-    if not all_hold(constants.hypotheses):
-        failed = "; ".join(f"{h.name} fails, {h.detail}" for h in constants.hypotheses if not h.holds)
-        raise ValueError(f"r0 = {r0_value:g} at sigma = {sigma:g} violates (16)'s hypotheses: {failed}; "
-                         f"raise sigma or lower r0")
     alpha = r0_value / sigma
     epochs = grad_computations / client_size
     if closed_form and variant == "corrected":
@@ -845,7 +904,7 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
     checks.append(hypothesis("gamma used for q >= m/T (realised T)", final.gamma_in, ">=", final.m / sizes.size,
                              "L1077"))
     if r0 == "r0(sigma)":
-        checks.append(hypothesis("sigma >= 1.137", sigma, ">=", 1.137, "L191"))
+        checks.append(hypothesis("sigma >= 1.137", sigma, ">=", 1.137, "L191, L1339"))
     if case == 2:
         checks.append(condition_26(r=constants.r, p=p, gamma=gamma, alpha=alpha))
         checks.append(hypothesis("K >= K+", k_ratio, ">=", 1.0, "L1121"))
@@ -854,4 +913,5 @@ def select_parameters(*, initial_size: int, client_size: int, grad_computations:
                      alpha=alpha, q=final.q, m=final.m, rounds=final.rounds, gamma=gamma, factor=factor,
                      budget=budget, delta=math.exp(-epsilon * budget**2 / 2), k_ratio=k_ratio,
                      sizes=tuple(int(v) for v in sizes), passes=tuple(passes), hypotheses=tuple(checks),
-                     source=f"{_SELECTION_SOURCE}; {'Theorem 4 closed' if closed else 'Theorem 6 general'} B, A")
+                     notes=_selection_notes(variant, closed=closed, case=case),
+                     source=_selection_source(closed))

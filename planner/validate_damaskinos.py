@@ -201,16 +201,15 @@ def validate_kardam(*, problem: Problem, rounds: int, learning_rate: float, faul
     totals = {side: {key: sum(run.config["filters"]["counts"][side][key] for run in runs)
                      for key in runs[0].config["filters"]["counts"][side]} for side in ("honest", "byzantine")}
     delivered = totals["honest"]["delivered"] + totals["byzantine"]["delivered"]
-    low, high = kardam.accept_ratio_bounds(workers=n, byzantine=f)
+    band = kardam.accept_ratio_bounds(workers=n, byzantine=f)
     sl = totals["honest"]["lipschitz_pass"] / delivered
-    source = "Damaskinos Theorem 1, L1116-1122"
-    hypotheses = (hypothesis("n >= 3f + 1", float(n), ">=", float(3 * f + 1), "spec K-N (L1786)"),
+    hypotheses = (*band.hypotheses,
                   hypothesis("Byzantine workers <= f", float(byzantine), "<=", float(f), "Damaskinos L1118-1120"))
-    claims = [_claim("SL >= (n-2f)/(n-f)", sl, low, ">=", source, f"pooled over {delivered} pushes, {arrivals} "
-                     "arrivals; SL = honest gradients passing the Lipschitz filter / gradients delivered",
+    claims = [_claim("SL >= (n-2f)/(n-f)", sl, band.lower, ">=", band.source, f"pooled over {delivered} pushes, "
+                     f"{arrivals} arrivals; SL = honest gradients passing the Lipschitz filter / gradients delivered",
                      hypotheses=hypotheses),
-              _bound_claim("SL <= (n-f)/n", sl, high, source, "the thesis itself reports acceptance above it "
-                           "(L1264, spec K-P12)", hypotheses=hypotheses)]
+              _bound_claim("SL <= (n-f)/n", sl, band.upper, band.source, "the thesis itself reports acceptance above "
+                           "it (L1264, spec K-P12)", hypotheses=hypotheses)]
     rejected = delivered - totals["honest"]["frequency_pass"] - totals["byzantine"]["frequency_pass"]
     predicted = kardam.frequency_reject_probability(workers=n, byzantine=f)
     error = math.sqrt(predicted * (1 - predicted) / delivered)

@@ -26,7 +26,6 @@ import numpy as np
 
 from fedplan.bounds import accounting, rdp
 from fedplan.bounds.accounting import AccountingResult
-from fedplan.bounds.theorem import all_hold
 from fedplan.bounds.validation import check_choice, check_real
 from fedplan.planner.display import theorem_fields
 from fedplan.planner.export import Schedule, package_versions
@@ -137,7 +136,7 @@ class VanDijkPlan:
             "constant_tight_epsilon_rdp": self.constant_rdp.epsilon,
             "matched_constant": self.matched_constant,
             "hypotheses": [h.to_dict() for h in sel.hypotheses],
-            "hypotheses_hold": all_hold(sel.hypotheses),
+            "hypotheses_hold": sel.valid, "notes": list(sel.notes),
             "passes": len(sel.passes),
             "neighboring_relation": "add_or_remove_one", "sampling": SAMPLING_NOTE,
             "statement": self.statement(),

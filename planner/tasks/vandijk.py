@@ -29,7 +29,7 @@ from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, fl
 from fedplan.planner.vandijk import STEP_RULES, VanDijkPlan, parse_r0, plan_vandijk
 
 # bounds.vandijk loads scipy.optimize, which the command line should not pay for at every start: its limits are
-# restated here (a test checks that they agree) and σ ≥ SIGMA_MIN, computed there, is checked in check().
+# restated here (a test checks that they agree) and σ ≥ SIGMA_FLOOR, defined there, is checked in check().
 #: bounds.vandijk.MAX_EXPONENT: the largest growth exponent p.
 MAX_GROWTH_EXPONENT = 10.0
 #: bounds.vandijk.MIN_GROWTH_EXPONENT: the smallest growth exponent of an increasing schedule.
@@ -46,10 +46,11 @@ def growth_exponent_field(*, low_open: bool = True):
 
 
 def check_noise_multiplier_for_r0(noise_multiplier: float) -> None:
-    """r0(σ) is defined for σ ≥ 1.137 only (bounds.vandijk.SIGMA_MIN, L191): refused by name below it."""
-    from fedplan.bounds.vandijk import SIGMA_MIN
+    """r0(σ) is computed for σ ≥ 0.1 (bounds.vandijk.SIGMA_FLOOR): refused by name below it. The paper's σ ≥ 1.137
+    (L191, L1339) is a hypothesis: below it the numbers say "no guarantee"."""
+    from fedplan.bounds.vandijk import SIGMA_FLOOR
 
-    check_real("noise_multiplier", noise_multiplier, low=SIGMA_MIN)
+    check_real("noise_multiplier", noise_multiplier, low=SIGMA_FLOOR)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,7 +60,8 @@ class VandijkR0(Request):
     command: ClassVar = ("vandijk", "r0")
     summary: ClassVar = "r0(σ) by the fixed point of the proof of Theorem 6"
 
-    noise_multiplier: float = real(..., help="noise multiplier σ = noise std / clipping norm, σ ≥ 1.137 (L191)",
+    noise_multiplier: float = real(..., help="noise multiplier σ = noise std / clipping norm, σ ≥ 0.1; the paper "
+                                   "proves r0(σ) for σ ≥ 1.137 (L1339), below it: no guarantee",
                                    low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER,
                                    deprecated=("--sigma",))
     growth_exponent: float = growth_exponent_field(low_open=False)
@@ -75,7 +77,9 @@ class VandijkR0(Request):
         result = paper.r0_of_sigma(sigma=self.noise_multiplier, p=self.growth_exponent, gamma=self.offset_ratio)
         values = {"sigma": result.sigma, "p": result.p, "gamma": result.gamma, "r0": result.r0, "r": result.r,
                   "alpha": result.alpha, "u0": result.u0, "u1": result.u1, "iterations": result.iterations,
-                  "statement": f"r0({result.sigma:g}) = {result.r0:.6g} for p = {result.p:g} ({result.source})"}
+                  "hypotheses": [h.to_dict() for h in result.hypotheses], "notes": list(result.notes),
+                  "statement": f"r0({result.sigma:g}) = {result.r0:.6g} for p = {result.p:g} ({result.source}): "
+                               f"{result.guarantee}"}
         return Report(values=values, result=result)
 
 

@@ -137,7 +137,7 @@ def test_prerequisite_violation_is_reported():
 
 
 def test_steps_to_target():
-    steps = kardam.steps_to_target(target=0.5, variant="paper", **EXAMPLE)
+    steps = kardam.steps_to_target(target=0.5, variant="paper", **EXAMPLE).steps
     assert steps == 1894
     assert kardam.kardam_bound(steps=steps, variant="paper", **EXAMPLE).bound <= 0.5
     assert kardam.kardam_bound(steps=steps - 1, variant="paper", **EXAMPLE).bound > 0.5
@@ -148,7 +148,7 @@ def test_steps_to_target():
 @settings(max_examples=50, deadline=None)
 @given(target=st.floats(0.11, 5.0))
 def test_steps_to_target_is_the_first_step_below_target(target):
-    steps = kardam.steps_to_target(target=target, **EXAMPLE)
+    steps = kardam.steps_to_target(target=target, **EXAMPLE).steps
     assert kardam.kardam_bound(steps=steps, **EXAMPLE).bound <= target
     assert steps == 1 or kardam.kardam_bound(steps=steps - 1, **EXAMPLE).bound > target
 
@@ -164,8 +164,9 @@ def test_bound_decreases_with_steps(steps, factor):
                                                         (3.1, 11, 33, (1.140426, 1.141520)),
                                                         (4, 34, 75, (1.471518, 1.471622))])
 def test_remark2_windows(root, low, high, expected):
-    window = kardam.remark2_window(root=root, tau_low=low, tau_high=high)
-    assert window == pytest.approx(expected, abs=1e-6)
+    result = kardam.remark2_window(root=root, tau_low=low, tau_high=high)
+    window = (result.lower, result.upper)
+    assert window == pytest.approx(expected, abs=1e-6) and result.valid
     # α inside the window: the stretched dampening weighs every τ of the range at least as much as 1/(1+τ)
     alpha = 0.5 * (window[0] + window[1])
     taus = np.arange(low, high + 1)
@@ -173,9 +174,10 @@ def test_remark2_windows(root, low, high, expected):
 
 
 def test_accept_ratio_bounds():
-    assert kardam.accept_ratio_bounds(workers=10, byzantine=3) == pytest.approx((0.571429, 0.7), abs=1e-6)
-    with pytest.raises(ValueError, match="workers must be an integer in \\[7, inf\\)"):
-        kardam.accept_ratio_bounds(workers=6, byzantine=3)
+    band = kardam.accept_ratio_bounds(workers=10, byzantine=3)
+    assert (band.lower, band.upper) == pytest.approx((0.571429, 0.7), abs=1e-6) and band.valid
+    with pytest.raises(ValueError, match="workers must be an integer in \\[4, inf\\)"):  # n - f > 0
+        kardam.accept_ratio_bounds(workers=3, byzantine=3)
 
 
 def test_lipschitz_filter():

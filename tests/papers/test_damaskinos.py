@@ -74,15 +74,15 @@ def test_kardam_dampening_crossing_near_13():
 
 def test_kardam_slowdown_band_for_the_experiments():
     # Theorem 1 (L1118) at n = 10, f = 3 (L1242): drop ratio bound f/n = 30 % (L1264)
-    low, high = kardam.accept_ratio_bounds(workers=10, byzantine=3)
-    assert 1 - high == pytest.approx(0.3) and low == pytest.approx(4 / 7)
+    band = kardam.accept_ratio_bounds(workers=10, byzantine=3)
+    assert 1 - band.upper == pytest.approx(0.3) and band.lower == pytest.approx(4 / 7) and band.valid
 
 
 def test_remark2_settings():
     # L1964: β ≈ 1.85 for 1 ≤ τ ≤ 10, 3.1 for 11..33, 4 for 34..75 have a non-empty α window
     for root, low, high in ((1.85, 1, 10), (3.1, 11, 33), (4, 34, 75)):
-        lower, upper = kardam.remark2_window(root=root, tau_low=low, tau_high=high)
-        assert lower < upper
+        window = kardam.remark2_window(root=root, tau_low=low, tau_high=high)
+        assert window.lower < window.upper and window.valid
 
 
 def test_aggregathor_and_kardam_settings():

@@ -77,6 +77,22 @@ def test_cli_r0(capsys):
     code, out, _ = run_cli(capsys, "vandijk", "r0", "--noise-multiplier", "3", "--json")
     assert code == 0 and round(json.loads(out)["r0"], 4) == 0.0110
     assert VandijkR0(noise_multiplier=3).run()["r0"] == json.loads(out)["r0"]
+    assert json.loads(out)["guarantee"] == "guarantee"
+
+
+def test_cli_r0_below_the_papers_sigma_is_shown_without_guarantee(capsys):
+    """σ = 1 < 1.137 (L1339): the iteration still converges to a fixed point, r = r⋆ = (√3−1)/2·(4/6)·(1−r0/σ)²
+    (p = 1, L1305), that meets (16), but the paper proves nothing there; the JSON and the table say so."""
+    code, out, err = run_cli(capsys, "vandijk", "r0", "--noise-multiplier", "1", "--json")
+    data = json.loads(out)
+    assert code == 0 and not err and data["valid"] is False and data["guarantee"] == "no guarantee"
+    assert [(h["name"], h["detail"]) for h in data["hypotheses"] if not h["holds"]] == [("sigma >= 1.137",
+                                                                                          "1 >= 1.137")]
+    assert data["r"] == pytest.approx((math.sqrt(3) - 1) / 2 * 4 / 6 * (1 - data["r0"]) ** 2, rel=1e-12)
+    assert 0 < data["r0"] < 1e-4 and data["u0"] < 1 and data["u1"] < 1
+    code, table, _ = run_cli(capsys, "vandijk", "r0", "--noise-multiplier", "1")
+    assert code == 0 and table.splitlines()[0].split() == ["guarantee", "no", "guarantee", "(failing:", "sigma",
+                                                           ">=", "1.137)"]
 
 
 def test_parse_r0_accepts_the_paper_function_one_over_e_and_numbers():
@@ -92,12 +108,13 @@ CASE2_MESSAGE = ("nothing to plan: for case 2, growth_exponent {p}, noise_multip
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["vandijk", "r0", "--noise-multiplier", "1"], "noise_multiplier must be a real number in [1.13654, inf); got 1"),
+    (["vandijk", "r0", "--noise-multiplier", "0.05"],  # below 0.1 exp(3/σ²) leaves the float range
+     "noise_multiplier must be a real number in [0.1, inf); got 0.05"),
     ([*SELECT[:-2], "--r0", "e"], "r0 must be 'r0(sigma)', '1/e' or a number in (0, 1/e]; got 'e'"),
     ([*SELECT[:-2], "--r0", "0.5"], "r0 must be a real number in (0, 0.367879]; got 0.5"),
     (["vandijk", "select", "--initial-size", "16", "--client-size", "10000", "--grad-computations", "25000",
-      "--noise-multiplier", "1", "--target-epsilon", "1"],  # the default r0(sigma) needs σ ≥ 1.137
-     "noise_multiplier must be a real number in [1.13654, inf); got 1"),
+      "--noise-multiplier", "0.05", "--target-epsilon", "1"],  # the default r0(sigma) is computed from σ = 0.1
+     "noise_multiplier must be a real number in [0.1, inf); got 0.05"),
     ([*SELECT, "--growth-exponent", "0"], "growth_exponent must be a real number in [0.01, 10]; got 0"),
     (["vandijk", "select", "--initial-size", "16", "--client-size", "10000", "--epochs", "2.5",
       "--noise-multiplier-range", "4", "9", "--target-epsilon", "1"], "noise_multiplier_range needs target_delta"),
