@@ -31,14 +31,15 @@ Hypotheses. Every closed form returns a frozen result carrying the formula's val
 and ``valid``. **A result with ``valid=False`` is the formula's value, not a guarantee**: its
 ``guarantee`` is ``"no guarantee"`` (:class:`bounds.theorem.TheoremResult`) and the planner and CLI show it with
 the failing hypotheses.
-Searches over μ or z (:func:`paper_noise_for_epsilon`, :func:`paper_epsilon_for_noise`) return ``None``
-values with ``feasible=False`` when no choice satisfies Theorem 2.
+The searches over μ or z (:func:`paper_noise_for_epsilon`, :func:`paper_epsilon_for_noise`) follow the same
+contract: where no choice satisfies Theorem 2 they return the printed formula's number at the best μ with the
+failing hypothesis and its numbers (``feasible`` is ``valid``), never ``None``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
@@ -73,6 +74,14 @@ SAMPLINGS = ("paper", "per_worker")
 #: Largest K and n_k: γ = B/(K n₍₁₎) ≥ 10⁻²¹ keeps 5Tγ²/z² (and γ³ at the band's top) far from underflow.
 MAX_WORKERS = 10**9
 MAX_EXAMPLES_PER_WORKER = 10**12
+
+
+#: The errata touching Theorem 2's numbers (docs/ERRATA.md).
+XU1_NOTE = "XU-1: Theorem 2's sigma is the noise on each worker's averaged gradient; on the sum it is B times larger"
+XU2_NOTE = ("XU-2: Theorem 2 certifies only z in [sqrt(1.5), sqrt(1/(e gamma) - 1)) and epsilon above a floor "
+            "(Lemma 2's conditions, xu L508)")
+XU3_NOTE = ("XU-3: the certificate is not monotone in the noise; the corrected variant is its monotone envelope "
+            "min over z' <= z")
 
 
 def _check_variant(variant: str) -> str:
@@ -215,6 +224,7 @@ class Theorem2(TheoremResult):
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
     source: str = cite("xu", "Theorem 2 (proof L516-534)", "L171-175")
+    notes: tuple[str, ...] = (XU1_NOTE, XU2_NOTE)
 
 
 def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: float = 1.0,
@@ -254,17 +264,25 @@ def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: floa
 
 @dataclass(frozen=True)
 class Certificate(TheoremResult):
-    """The paper's ε for noise multiplier z with the best μ (spec A3): α = min(1+√(Λ/ρ), α_max)."""
+    """Theorem 2's ε for noise multiplier z with the best μ (spec §4.4 A3): α = min(1+√(Λ/ρ), α_max).
+
+    The number is the formula's even where Lemma 2's conditions fail (then ``valid`` is False, ``guarantee`` "no
+    guarantee" and the failing hypothesis carries the numbers); where α_max ≤ 1 no order satisfies (7) and α is the
+    unconstrained 1+√(Λ/ρ). ``constrained`` says the cap α_max was applied. ``variant`` is that of
+    :func:`paper_epsilon_for_noise` (``None`` from :func:`certificate`).
+    """
 
     noise_multiplier: float
-    epsilon: float | None
-    alpha: float | None
-    alpha_max: float | None
-    mu: float | None
-    constrained: bool | None
+    epsilon: float
+    alpha: float
+    alpha_max: float
+    mu: float
+    constrained: bool
+    variant: str | None = None
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
-    source: str = "xu Theorem 2 with the best mu (L171-173, L524-532)"
+    source: str = cite("xu", "Theorem 2 with the best mu (proof L524-532)", "L171-173")
+    notes: tuple[str, ...] = (XU2_NOTE, XU3_NOTE)
 
     @property
     def feasible(self) -> bool:
@@ -281,23 +299,24 @@ def _total_rdp_slope(setting: Setting, z: float) -> float:
 
 
 def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
-    """ε certified by Theorem 2 at z = σ/Δ₂, minimised over μ (⇔ over α within Lemma 2's range, spec §4.4).
+    """ε = ρα + Λ/(α−1) (Theorem 2 with Lemma 4, xu L171-173, L512, L522) at z = σ/Δ₂, minimised over μ
+    (⇔ over α within Lemma 2's range, spec §4.4): ρ = 5Tγ²/z², α = min(1+√(Λ/ρ), α_max), α_max = log(1/(γ(1+z²))).
 
-    α_max = log(1/(γ(1+z²))). Infeasible (all values ``None``) when z² < 1.5 or α_max ≤ 1.
+    Hypotheses: z² ≥ 1.5 (L508, L528) and γ(1+z²) < 1/e, i.e. α_max > 1 (some order satisfies (7), L173, L508).
+    Where α_max ≤ 1 the value is the unconstrained optimum ρ + 2√(ρΛ) (the printed σ formula of L171 at the
+    μ minimising it, (7) ignored) and the second hypothesis fails. CIFAR-10 set-up (spec TV-P2): z = 2 gives
+    11.32318025; z = 1 fails z² ≥ 1.5, z = 9 fails α_max > 1.
     """
     z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
-    hypotheses = [_noise_condition(z**2, "xu L508, L528"),
+    hypotheses = (_noise_condition(z**2, "xu L508, L528"),
                   hypothesis("gamma (1 + z^2) < 1/e (so alpha_max > 1)", setting.gamma * (1 + z**2), "<",
-                             math.exp(-1), "xu L173, L508")]
-    if not all_hold(hypotheses):
-        return Certificate(z, None, None, None, None, None, hypotheses=tuple(hypotheses))
+                             math.exp(-1), "xu L173, L508"))
     lam, rho = setting.log_inv_delta, _total_rdp_slope(setting, z)
     alpha_max = -math.log(setting.gamma * (1 + z**2))
     best = 1 + math.sqrt(lam / rho)
-    alpha = min(best, alpha_max)
+    alpha = min(best, alpha_max) if hypotheses[1].holds else best
     epsilon = rho * alpha + lam / (alpha - 1)
-    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, best > alpha_max,
-                       hypotheses=tuple(hypotheses))
+    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, alpha < best, hypotheses=hypotheses)
 
 
 def noise_band(*, setting: Setting) -> tuple[float, float]:
@@ -355,11 +374,13 @@ def paper_epsilon_for_noise(*, setting: Setting, noise_multiplier: float, varian
     """ε Theorem 2 certifies for noise multiplier z (spec A3).
 
     ``variant="paper"``: the certificate at z itself (more noise can make it worse, spec §0 #3).
-    ``"corrected"``: the monotone envelope min_{z' ≤ z} ε_paper(z') (adding noise is post-processing);
-    its ``noise_multiplier`` is the z' the certificate is computed at, never above the given z.
+    ``"corrected"``: the monotone envelope min_{z' ≤ z} ε_paper(z') over the z' Theorem 2 certifies (adding
+    noise is post-processing, erratum XU-3); its ``noise_multiplier`` is the z' the certificate is computed at,
+    never above the given z. Where no z' ≤ z is certified (z² < 1.5, or an empty band) it is :func:`certificate`
+    at z: the formula's number, ``valid`` False.
     """
     variant = _check_variant(variant)
-    at_z = certificate(setting=setting, noise_multiplier=noise_multiplier)
+    at_z = replace(certificate(setting=setting, noise_multiplier=noise_multiplier), variant=variant)
     if variant == "paper" or at_z.noise_multiplier**2 * (1 + RELATIVE_SLACK) < MIN_NOISE_SQUARED:
         return at_z
     try:
@@ -368,39 +389,52 @@ def paper_epsilon_for_noise(*, setting: Setting, noise_multiplier: float, varian
         return at_z
     if noise_multiplier <= floor.noise_multiplier:
         return at_z
-    best = certificate(setting=setting, noise_multiplier=floor.noise_multiplier)
-    return best if not at_z.feasible or best.epsilon < at_z.epsilon else at_z
+    best = replace(certificate(setting=setting, noise_multiplier=floor.noise_multiplier), variant=variant)
+    return best if not at_z.valid or best.epsilon < at_z.epsilon else at_z
 
 
 @dataclass(frozen=True)
-class PaperNoise:
-    """The least noise Theorem 2 certifies for a target ε (best μ; spec A2), or ``feasible=False``."""
+class PaperNoise(TheoremResult):
+    """The least noise Theorem 2 certifies for a target ε (best μ; spec §4.3 A2), or, where no noise is certified,
+    Theorem 2's formula at the unconstrained best μ* with ``valid`` False (``feasible`` is ``valid``).
+
+    ``theorem`` is :func:`theorem2` at the chosen μ; ``hypotheses`` are the band's ("some noise level is
+    certified"), the floor's (target ≥ :func:`epsilon_floor`, when the band is not empty) and the theorem's.
+    ``floor`` is ``None`` only when the band is empty (then no ε is certified at all). ``certified_epsilon`` is
+    :func:`paper_epsilon_for_noise` (corrected) at the delivered noise.
+    """
 
     target_epsilon: float
-    feasible: bool
-    theorem: Theorem2 | None
-    certified_epsilon: float | None
+    theorem: Theorem2
+    certified_epsilon: float
     floor: Floor | None
-    reason: str = ""
+    variant: str
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
-    source: str = "xu Theorem 2 (L171-173), least sigma over mu"
+    source: str = cite("xu", "Theorem 2, least sigma over mu (spec §4.3)", "L171-173")
+    notes: tuple[str, ...] = (XU1_NOTE, XU2_NOTE)
 
     @property
-    def noise_multiplier(self) -> float | None:
-        return None if self.theorem is None else self.theorem.noise_multiplier
+    def feasible(self) -> bool:
+        """Theorem 2 certifies the target at this noise (every hypothesis holds)."""
+        return self.valid
 
     @property
-    def mu(self) -> float | None:
-        return None if self.theorem is None else self.theorem.mu
+    def noise_multiplier(self) -> float:
+        return self.theorem.noise_multiplier
+
+    @property
+    def mu(self) -> float:
+        return self.theorem.mu
+
+    @property
+    def reason(self) -> str:
+        """The failing hypotheses with their numbers ("" when Theorem 2 certifies the target)."""
+        return "; ".join(f"{item.name}: {item.detail}" for item in self.hypotheses if not item.holds)
 
     def to_dict(self) -> dict:
-        return {"target_epsilon": self.target_epsilon, "feasible": self.feasible,
-                "noise_multiplier": self.noise_multiplier, "mu": self.mu,
-                "certified_epsilon": self.certified_epsilon, "reason": self.reason,
-                "theorem": None if self.theorem is None else self.theorem.to_dict(),
-                "floor": None if self.floor is None else self.floor.to_dict(),
-                "neighboring_relation": self.neighboring_relation, "sampling": self.sampling, "source": self.source}
+        return super().to_dict() | {"feasible": self.feasible, "noise_multiplier": self.noise_multiplier,
+                                    "mu": self.mu, "reason": self.reason}
 
 
 def _mu_at_noise_floor(setting: Setting, epsilon: float) -> float:
@@ -424,32 +458,32 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
     then certifies less than the target), else the first crossing of the certificate below the floor's z.
     μ is then the one Theorem 2 needs at (ε, z_min), and :func:`theorem2` re-checks every condition; ε is the
     target, or at a crossing the certificate there (a fraction 1e-10 inside the target, against rounding).
-    Below the floor (:func:`epsilon_floor`) no σ works: ``feasible=False``.
+    Below the floor (:func:`epsilon_floor`) or with an empty band no σ works: the result is :func:`theorem2` at
+    the target and the unconstrained best μ* (:func:`unconstrained_mu`), and the hypothesis "target epsilon >=
+    floor" or "some noise level is certified" fails with its numbers (CIFAR-10 set-up: 8.3436 >= 8.34366).
     """
     target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
-    try:
-        floor = epsilon_floor(setting=setting)
-    except ValueError as empty:
-        return PaperNoise(target, False, None, None, None, str(empty))
-    if target < floor.epsilon:
-        return PaperNoise(target, False, None, None, floor,
-                          f"target epsilon {target:g} is below the smallest epsilon Theorem 2 can certify here, "
-                          f"{floor.epsilon:.6g} (at noise multiplier {floor.noise_multiplier:.6g})")
-    low = floor.band[0]
-    at_low = certificate(setting=setting, noise_multiplier=low)
-    if at_low.epsilon <= target:
+    variant = _check_variant(variant)
+    gate = [hypothesis("some noise level is certified: gamma (1 + 1.5) < 1/e", setting.gamma * (1 + MIN_NOISE_SQUARED),
+                       "<", math.exp(-1), "xu L173, L508; spec §4.1")]
+    floor = epsilon_floor(setting=setting) if gate[0].holds else None
+    if floor is not None:
+        gate.append(hypothesis("target epsilon >= the smallest epsilon Theorem 2 certifies (floor)", target, ">=",
+                               floor.epsilon, "xu L171-173; spec §4.4"))
+    if not all_hold(gate):
+        mu = unconstrained_mu(epsilon=target, delta=setting.delta)
+    elif certificate(setting=setting, noise_multiplier=floor.band[0]).epsilon <= target:
         mu = _mu_at_noise_floor(setting, target)
     else:
         aim = target * (1 - CALIBRATION_MARGIN)
-        z = optimize.brentq(lambda x: certificate(setting=setting, noise_multiplier=x).epsilon - aim, low,
+        z = optimize.brentq(lambda x: certificate(setting=setting, noise_multiplier=x).epsilon - aim, floor.band[0],
                             floor.noise_multiplier, xtol=1e-14, rtol=1e-13)
         crossing = certificate(setting=setting, noise_multiplier=z)
         mu, target = crossing.mu, min(target, crossing.epsilon)
     theorem = theorem2(setting=setting, epsilon=target, mu=mu, clipping_norm=clipping_norm, variant=variant)
     certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
                                         variant="corrected").epsilon
-    return PaperNoise(target, theorem.valid, theorem, certified, floor,
-                      "" if theorem.valid else "a hypothesis of Theorem 2 fails at the computed mu")
+    return PaperNoise(target, theorem, certified, floor, variant, hypotheses=(*gate, *theorem.hypotheses))
 
 
 # --------------------------------------------------------------------------------------------
@@ -672,25 +706,18 @@ def theorem1_bound(*, problem: Problem, topology: Topology, learning_rate: float
 
 
 @dataclass(frozen=True)
-class MinSteps:
-    """Proposition 1's smallest T (xu L161), the term attaining it and the re-check of C₁-C₃ at η = K/(B√T)."""
+class MinSteps(TheoremResult):
+    """Proposition 1's smallest T (xu L161), the term attaining it and the re-check of C₁-C₃ at η = K/(B√T)
+    (its ``hypotheses``: Theorem 1's C₁ > 0, C₂ ≥ 0, C₃ ≤ 1, L145, which Proposition 1 claims T_min ensures)."""
 
     steps: float
     terms: dict
     largest: str
     constants: Theorem1Constants
     variant: str
-    source: str = "xu Proposition 1, L159-165"
-
-    @property
-    def valid(self) -> bool:
-        return self.constants.valid
-
-    def to_dict(self) -> dict:
-        return {"steps": self.steps, "terms": self.terms, "largest": self.largest, "variant": self.variant,
-                "C1": self.constants.C1, "C2": self.constants.C2, "C3": self.constants.C3,
-                "hypotheses": [h.to_dict() for h in self.constants.hypotheses], "valid": self.valid,
-                "source": self.source}
+    source: str = cite("xu", "Proposition 1", "L159-165")
+    notes: tuple[str, ...] = ("XU-5: the printed staleness term 64 tau^2/K^2 does not ensure C3 <= 1; corrected: "
+                              "64 tau^4/K^2",)
 
 
 def proposition1_min_steps(*, smoothness: float, topology: Topology, staleness: int,
@@ -711,8 +738,9 @@ def proposition1_min_steps(*, smoothness: float, topology: Topology, staleness: 
              * (tau + rb * k / (k - 1)) ** (2 / 3)}
     largest = max(terms, key=terms.get)
     steps = lip**2 * k**2 * terms[largest]
+    constants = _constants(k / math.sqrt(steps), lip, topology, tau)
     return MinSteps(steps=steps, terms={name: lip**2 * k**2 * value for name, value in terms.items()},
-                    largest=largest, constants=_constants(k / math.sqrt(steps), lip, topology, tau), variant=variant)
+                    largest=largest, constants=constants, variant=variant, hypotheses=constants.hypotheses)
 
 
 def proposition1_rate(*, problem: Problem, topology: Topology, batch_size: int, steps: int, staleness: int,
@@ -836,7 +864,7 @@ def remark1(*, setting: Setting, step: int, noise_multiplier: float | None = Non
                          f"noise_multiplier={noise_multiplier!r}, epsilon={epsilon!r}")
     if epsilon is None:
         whole = paper_epsilon_for_noise(setting=setting, noise_multiplier=noise_multiplier, variant=variant)
-        if whole.epsilon is None:
+        if not whole.valid:
             failing = "; ".join(f"{item.name}: {item.detail}" for item in whole.hypotheses if not item.holds)
             raise ValueError(f"noise_multiplier={noise_multiplier!r} is outside the noise Theorem 2 certifies "
                              f"(xu L173, L508): {failing}")

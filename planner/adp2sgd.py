@@ -67,15 +67,15 @@ class ADP2SGDPlan:
 
     @property
     def hypotheses(self):
-        if self.paper_noise is not None and self.paper_noise.theorem is not None:
-            return self.paper_noise.theorem.hypotheses
-        return self.certificate.hypotheses
+        return self.certificate.hypotheses if self.paper_noise is None else self.paper_noise.hypotheses
 
     def statement(self) -> str:
         s = self.setting
-        paper = (f"Theorem 2 certifies epsilon = {accounting.round_up(self.certificate.epsilon):g} at delta = "
-                 f"{s.delta:g} for this noise (mu = {self.certificate.mu:.6g})" if self.certificate.feasible else
-                 "Theorem 2 certifies nothing for this noise (a hypothesis of Lemma 2 fails)")
+        c = self.certificate
+        paper = (f"Theorem 2 certifies epsilon = {accounting.round_up(c.epsilon):g} at delta = {s.delta:g} for this "
+                 f"noise (mu = {c.mu:.6g})" if c.valid else
+                 f"Theorem 2's formula gives epsilon = {c.epsilon:.6g} at delta = {s.delta:g} for this noise (mu = "
+                 f"{c.mu:.6g}): no guarantee (failing: {', '.join(h.name for h in c.hypotheses if not h.holds)})")
         if self.target_epsilon is not None and not self.feasible:
             paper = f"Theorem 2 cannot certify the target epsilon {self.target_epsilon:g}; " + paper
         floor = (f"; the smallest epsilon it can certify here is {accounting.round_up(self.floor.epsilon):g}"

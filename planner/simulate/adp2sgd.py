@@ -249,14 +249,16 @@ def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_
     result.update(
         epsilon=per_worker.epsilon, accountant=per_worker.accountant, sampling=per_worker.sampling,
         per_worker=per_worker.to_dict(), paper_model=paper_model.to_dict(),
-        theorem2_certificate=certificate.epsilon if certificate.feasible else None,
+        theorem2_certificate=certificate.epsilon, theorem2_guarantee=certificate.guarantee,
         poisson_reference={"epsilon": reference.epsilon, "sampling": xu.POISSON_REFERENCE,
                            "neighboring_relation": "add_or_remove_one"},
         statement=(f"Per record, replace-one neighbours: epsilon <= {per_worker.epsilon:.6g} at delta = {delta:g} "
                    f"(tight RDP, {per_worker.sampling}; the busiest worker made {busiest} of {steps} updates). "
                    f"The paper's model (rate gamma = {setting.gamma:.4g} over all {steps} iterations, uniform worker "
-                   f"choice, xu L520) gives {paper_model.epsilon:.6g}; Theorem 2 certifies "
-                   + (f"{certificate.epsilon:.6g}" if certificate.feasible else "nothing at this noise")
+                   f"choice, xu L520) gives {paper_model.epsilon:.6g}; Theorem 2 "
+                   + (f"certifies {certificate.epsilon:.6g}" if certificate.valid else
+                      f"gives {certificate.epsilon:.6g} with no guarantee (failing: "
+                      + ", ".join(h.name for h in certificate.hypotheses if not h.holds) + ")")
                    + f"; Poisson add/remove reference {reference.epsilon:.6g}."))
     return result
 

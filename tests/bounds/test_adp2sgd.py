@@ -59,7 +59,10 @@ def test_empty_band_is_reported():
     with pytest.raises(ValueError, match="certifies no noise level"):
         x.noise_band(setting=dense)
     result = x.paper_noise_for_epsilon(setting=dense, target_epsilon=5)
-    assert not result.feasible and "certifies no noise level" in result.reason
+    # gamma = 20/100: 2.5 gamma = 0.5 >= 1/e; the number is Theorem 2's formula at the unconstrained mu*
+    assert not result.feasible and result.reason.startswith("some noise level is certified: gamma (1 + 1.5) < 1/e: "
+                                                            "0.5 < 0.367879; ")
+    assert result.floor is None and result.mu == x.unconstrained_mu(epsilon=5, delta=1e-5)
 
 
 # ---------------------------------------------------------------- noise conventions (erratum XU-1)

@@ -72,8 +72,12 @@ TV_P2 = [
 @pytest.mark.parametrize("case,z,expected", TV_P2)
 def test_tv_p2_certificate(case, z, expected):
     result = x.paper_epsilon_for_noise(setting=SETTINGS[case], noise_multiplier=z, variant="paper")
-    if expected is None:
-        assert not result.feasible and result.epsilon is None
+    if expected is None:  # outside the band: the formula's number, no guarantee (spec §4.4 with rho = 7.68003/z^2)
+        rho, lam, cap = 7.68003 / z**2, math.log(1e5), math.log(1 / (0.00512 * (1 + z * z)))
+        alpha = 1 + math.sqrt(lam / rho) if cap <= 1 else min(1 + math.sqrt(lam / rho), cap)
+        assert not result.feasible and result.guarantee == "no guarantee"
+        assert result.epsilon == pytest.approx(rho * alpha + lam / (alpha - 1), rel=1e-5)
+        assert [h.holds for h in result.hypotheses] == [z * z >= 1.5, 0.00512 * (1 + z * z) < math.exp(-1)]
         return
     eps, alpha, alpha_max, mu, constrained = expected
     assert result.feasible
@@ -123,7 +127,10 @@ def test_tv_p3_least_noise_for_epsilon(case, eps, mu, alpha, z, sigma):
 
 def test_tv_p3_below_the_floor_is_infeasible():
     result = x.paper_noise_for_epsilon(setting=CIFAR, target_epsilon=8.3436)
-    assert not result.feasible and result.noise_multiplier is None and "8.34366" in result.reason
+    assert not result.feasible and "8.3436 >= 8.34366" in result.reason
+    mu = x.unconstrained_mu(epsilon=8.3436, delta=1e-5)  # the formula at the unconstrained best mu, no guarantee
+    assert result.mu == mu and result.noise_multiplier == x.theorem2(setting=CIFAR, epsilon=8.3436,
+                                                                     mu=mu).noise_multiplier
 
 
 # TV-P4: Poisson SGM RDP (bounds.rdp, add/remove-one), q, z, alpha, value

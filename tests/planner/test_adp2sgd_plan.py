@@ -1,6 +1,7 @@
 """planner.adp2sgd: Xu et al. plans (ε-first and σ-first) with the paper's feasibility, tight accountants, export."""
 
 import json
+import math
 
 import pytest
 
@@ -38,10 +39,14 @@ def test_below_the_floor_auto_falls_back_to_the_tight_noise_and_says_so():
         plan_adp2sgd(setting=CIFAR, target_epsilon=4, noise_source="paper")
 
 
-def test_sigma_first_reports_infeasible_noise_without_a_number():
+def test_sigma_first_reports_the_formulas_number_without_a_guarantee_below_the_band():
     summary = plan_adp2sgd(setting=CIFAR, noise_multiplier=1.0).summary()
-    assert not summary["feasible"] and summary["epsilon"] is None and summary["mu"] is None
-    assert "certifies nothing" in summary["statement"] and summary["tight_epsilon"] > 0
+    # z = 1 < sqrt(1.5) (xu L508): rho = 5 T gamma^2 = 7.68003, alpha = min(1 + sqrt(log(1e5)/rho), log(1/(2 gamma)))
+    rho, lam = 5 * 58594 * 0.00512**2, math.log(1e5)
+    alpha = min(1 + math.sqrt(lam / rho), math.log(1 / (2 * 0.00512)))
+    assert not summary["feasible"] and summary["epsilon"] == pytest.approx(rho * alpha + lam / (alpha - 1), rel=1e-12)
+    assert "no guarantee (failing: sigma^2/Delta^2 >= 1.5 (Lemma 2))" in summary["statement"]
+    assert summary["tight_epsilon"] > 0
     raw = plan_adp2sgd(setting=CIFAR, noise_multiplier=5, variant="paper").summary()
     envelope = plan_adp2sgd(setting=CIFAR, noise_multiplier=5).summary()
     assert raw["epsilon"] == pytest.approx(11.94547054, rel=1e-8)

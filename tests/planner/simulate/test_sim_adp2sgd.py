@@ -142,3 +142,18 @@ def test_preset_case2_runs_in_seconds_and_reports_its_name():
     result = adp2sgd.run_preset("adp2sgd-case2")
     assert result.rounds == 3000 and result.config["preset"] == "adp2sgd-case2" and result.wall_time_s < 5
     assert result.config["worker_updates"][0] < 3000 / 9 / 3
+
+
+def test_ledger_shows_theorem2s_number_without_a_guarantee_below_lemma2s_noise():
+    # z = 1 < sqrt(1.5) (xu L508): Theorem 2's formula at the best mu, alpha = min(1 + sqrt(L/rho), log(1/(2 gamma)))
+    ledger = adp2sgd.adp2sgd_ledger(sizes=(200, 200, 200, 200), batch_size=8, steps=300, worker_updates=(75,) * 4,
+                                    noise_multiplier=1.0, delta=1e-5)
+    gamma, lam = 8 / (4 * 200), math.log(1e5)
+    rho = 5 * 300 * gamma**2
+    alpha = min(1 + math.sqrt(lam / rho), math.log(1 / (2 * gamma)))
+    assert ledger["theorem2_certificate"] == pytest.approx(rho * alpha + lam / (alpha - 1), rel=1e-12)
+    assert ledger["theorem2_guarantee"] == "no guarantee"
+    assert "no guarantee (failing: sigma^2/Delta^2 >= 1.5 (Lemma 2))" in ledger["statement"]
+    inside = adp2sgd.adp2sgd_ledger(sizes=(200, 200, 200, 200), batch_size=8, steps=300, worker_updates=(75,) * 4,
+                                    noise_multiplier=2.0, delta=1e-5)
+    assert inside["theorem2_guarantee"] == "guarantee" and "Theorem 2 certifies" in inside["statement"]
