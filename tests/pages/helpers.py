@@ -3,9 +3,14 @@ message a request gives for bad input (a page must show exactly that with ``st.e
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -46,3 +51,37 @@ def error_under(app: AppTest, label: str) -> str | None:
         return None
 
     return walk(app._tree)
+
+
+def capture_downloads(monkeypatch) -> dict[str, Callable[[], str]]:
+    """Record the file of every ``st.download_button`` the app draws from now on: file name → a function giving its
+    text (for data given as a callable, the deferred download, that function calls it)."""
+    files: dict[str, Callable[[], str]] = {}
+    add, add_deferred = MediaFileManager.add, MediaFileManager.add_deferred
+
+    def text(data) -> str:
+        return data.decode() if isinstance(data, bytes) else data
+
+    def recording_add(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
+        if file_name is not None:
+            files[file_name] = lambda: text(data)
+        return add(self, data, mimetype, coordinates, file_name, is_for_static_download)
+
+    def recording_add_deferred(self, data_callable, mimetype, coordinates, file_name=None, **options):
+        files[file_name] = lambda: text(data_callable())
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **options)
+
+    monkeypatch.setattr(MediaFileManager, "add", recording_add)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", recording_add_deferred)
+    return files
+
+
+def charts(app: AppTest) -> list[tuple[dict, list[pd.DataFrame]]]:
+    """Each Altair/Vega-Lite chart of the page: its spec and the data frames of its layers, in the spec's order."""
+    found = []
+    for chart in [*app.get("vega_lite_chart"), *app.get("arrow_vega_lite_chart")]:
+        spec = json.loads(chart.proto.spec)
+        frames = {item.name: pa.ipc.open_stream(item.data.data).read_pandas() for item in chart.proto.datasets}
+        found.append((spec, [frames[layer["data"]["name"]] for layer in spec.get("layer", [spec])
+                             if "data" in layer and layer["data"].get("name") in frames]))
+    return found
