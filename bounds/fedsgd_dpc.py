@@ -51,6 +51,12 @@ GAUSSIAN_RELATION = "add_or_remove_one"
 GAUSSIAN_SAMPLING = "poisson: each local example joins a reply's batch with probability q"
 
 
+#: Errata touching the constants and choices (docs/ERRATA.md).
+Z15_NOTE = "Z-15: Lemma 2's factor 2 in 2(N-b)G^2/((N-1)b) is kept: valid, only looser"
+Z9_NOTE = "Z-9: the paper's rounding (unstated, Table I) is T = floor(T*) and b = ceil(b*) clipped to [1, N]"
+Z5_NOTE = "Z-5: T = 0: the DP noise is too large for any round to help (Solution 3, L365, L421)"
+
+
 def _check_variant(variant: str) -> str:
     return check_choice("variant", variant, VARIANTS)
 
@@ -428,13 +434,15 @@ def bound_terms(*, problem: Problem, rounds: int, clients_per_round: int, noise_
 # Laplace: U(T, b) = (C1/b + C2 b T² + C3)/(T + γ) and its optima (Sec. V-B, L312-367)
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class LaplaceConstants:
-    """C₁, C₂, C₃ and γ of U(T, b) = (C₁/b + C₂bT² + C₃)/(T + γ) (zhou L354-356).
+@dataclass(frozen=True, kw_only=True)
+class LaplaceConstants(TheoremResult):
+    """C₁, C₂, C₃ and γ of U(T, b) = (C₁/b + C₂bT² + C₃)/(T + γ) (zhou L354-356): Theorem 3's bound (L298) with
+    Proposition 1's noise (L210), so ``hypotheses`` are Theorem 3's (d_1 = … = d_N, L250; erratum Z-14).
 
     C₁ = 8NG²/(μ²(N−1)), C₂ = 32pξ₁²Σ_i ε_i⁻²/(μ²Nd²), C₃ = γY₀ + (4/μ²)(2λΓ − 2G²/(N−1)).
     C₃ may be negative, but C₁/b + C₃ = A₁ + γY₀ ≥ 0 for every b ≤ N (L320). ``epsilon_eff`` =
-    √(N/Σ ε_i⁻²) (= ε when all ε_i are equal) is needed only for :attr:`LaplaceRegime.critical_epsilon`.
+    √(N/Σ ε_i⁻²) (= ε when all ε_i are equal) is needed only for :attr:`LaplaceRegime.critical_epsilon`; constants
+    built by hand (fitted ones, spec §5.3) may leave it out, and then carry no hypotheses.
     """
 
     C1: float
@@ -444,7 +452,8 @@ class LaplaceConstants:
     num_clients: int
     epsilon_eff: float | None = None
     hypotheses: tuple[Hypothesis, ...] = ()
-    source: str = "zhou L354-356"
+    source: str = cite("zhou", "U(T, b) of Theorem 3 with Proposition 1", "L354-356")
+    notes: tuple[str, ...] = (Z15_NOTE,)
 
     def __post_init__(self) -> None:
         n = check_int("num_clients", self.num_clients, low=2)
@@ -565,9 +574,9 @@ def _best_rounds(constants: LaplaceConstants, clients_per_round: int, max_rounds
 
 
 @dataclass(frozen=True, kw_only=True)
-class _IntegerOptimum:
+class _IntegerOptimum(TheoremResult):
     """One of T, b optimised with the other fixed: the continuous optimum, the paper's rounding of it and the
-    exact integer optimum, each with the variant's bound U."""
+    exact integer optimum, each with the variant's bound U; ``hypotheses`` are the constants' (Theorem 3's)."""
 
     continuous: float
     paper: int
@@ -576,6 +585,7 @@ class _IntegerOptimum:
     bound_best: float
     variant: str
     hypotheses: tuple[Hypothesis, ...] = ()
+    notes: tuple[str, ...] = (Z9_NOTE,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -583,7 +593,7 @@ class RoundsChoice(_IntegerOptimum):
     """T for a fixed b: Eq. (6), the paper's ⌊T*⌋ and the exact integer optimum (zhou L316-322)."""
 
     clients_per_round: int
-    source: str = "zhou Eq. (6), L316-322; rounding: floor (Table I, L467)"
+    source: str = cite("zhou", "Eq. (6) (rounding: floor, Table I L467)", "L316-322")
 
 
 def optimal_rounds(*, constants: LaplaceConstants, clients_per_round: int, max_rounds: float = math.inf,
@@ -609,7 +619,8 @@ class ClientsChoice(_IntegerOptimum):
     """b for a fixed T: L336's b*, the paper's ⌈b*⌉ and the exact integer optimum, all in [1, N]."""
 
     rounds: int
-    source: str = "zhou L330-336; rounding: ceil (Table I, L467)"
+    source: str = cite("zhou", "b* of U(T, b) (rounding: ceil, Table I L467)", "L330-336")
+    notes: tuple[str, ...] = ("Z-3: b* = GNd/(2T xi_1 sqrt(p(N-1) sum eps^-2)) (printed 'Gnd')", Z9_NOTE)
 
 
 def optimal_clients(*, constants: LaplaceConstants, rounds: int, variant: str = "corrected") -> ClientsChoice:
@@ -636,15 +647,15 @@ def optimal_clients(*, constants: LaplaceConstants, rounds: int, variant: str = 
                          bound_best=float(values[index]), variant=variant, hypotheses=constants.hypotheses)
 
 
-@dataclass(frozen=True)
-class LaplaceRegime:
+@dataclass(frozen=True, kw_only=True)
+class LaplaceRegime(TheoremResult):
     """The continuous joint optimum of U over T ≥ 0, 1 ≤ b ≤ N (KKT solutions, zhou L358-367; spec D2).
 
     ``regime`` is "b*=1" when C₃ > 2γ√(C₁C₂) (``margin`` > 0), "b*=N" when C₃ < 2γ√(C₁C₂), and
     "knife-edge" when equal (then every point of bT = √(C₁/C₂) with b ∈ [1, N] is optimal; b = N, the
     fewest rounds, is reported). ``critical_epsilon``: scaling every ε_i by the same factor, b* = 1 iff
     ε_eff > ε_c = ε_eff·2γ√(C₁C₂)/C₃ (∞ when C₃ ≤ 0). ``candidates`` are the KKT Solutions 1-3 (L364-365)
-    with their U.
+    with their U. ``critical_epsilon`` is ``None`` only for hand-built constants without ``epsilon_eff``.
     """
 
     rounds: float
@@ -656,7 +667,9 @@ class LaplaceRegime:
     candidates: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     hypotheses: tuple[Hypothesis, ...] = ()
     variant: str = "paper"  # the continuous relaxation: bT/N replies
-    source: str = "zhou KKT solutions L358-367, Appendix F L738-742; regime criterion spec D2 (erratum Z-4)"
+    source: str = cite("zhou", "KKT Solutions 1-3 (Appendix F L738-742; regime criterion spec D2)", "L358-367")
+    notes: tuple[str, ...] = ("Z-4: b* = 1 iff C3 > 2 gamma sqrt(C1 C2), else b* = N (small epsilon pushes b* to N)",
+                              "Z-5: Solution 3 (T* = 0) satisfies the KKT conditions only when C1/b + C3 = 0")
 
 
 def laplace_regime(*, constants: LaplaceConstants) -> LaplaceRegime:
@@ -686,9 +699,13 @@ def laplace_regime(*, constants: LaplaceConstants) -> LaplaceRegime:
                          critical_epsilon=critical, candidates=candidates, hypotheses=c.hypotheses)
 
 
-@dataclass(frozen=True)
-class Choice:
-    """An integer schedule (T, b) with its bound U, the replies per client and how it was chosen."""
+@dataclass(frozen=True, kw_only=True)
+class Choice(TheoremResult):
+    """An integer schedule (T, b) with its bound U, the replies per client and how it was chosen.
+
+    ``hypotheses`` are those of the theorem behind U (Theorem 3 or 4 via the constants); ``notes`` the errata
+    touching the choice (by id), with the numbers where the choice depends on them.
+    """
 
     rounds: float  # an integer, or math.inf (Gaussian "T* = ∞" without a cap)
     clients_per_round: int
@@ -710,10 +727,11 @@ def _replies_at(rounds: float, clients_per_round: int, num_clients: int, variant
     return float(_max_replies(int(rounds), clients_per_round, num_clients, "round_robin"))
 
 
-def _laplace_notes(rounds: float) -> tuple[str, ...]:
-    if rounds == 0:
-        return ("T = 0: the DP noise is too large for any round to help (Solution 3, L365, L421)",)
-    return ()
+def _laplace_notes(rounds: float, variant: str) -> tuple[str, ...]:
+    """Z-1 for the corrected reply count, Z-5 when T = 0."""
+    replies = ("Z-1: the noise of ceil(bT/N) replies (corrected)" if variant == "corrected" else
+               "Z-1: the noise of bT/N replies as printed (a client may reply ceil(bT/N) times)")
+    return (replies, Z5_NOTE) if rounds == 0 else (replies,)
 
 
 def laplace_paper_choice(*, constants: LaplaceConstants, max_rounds: float = math.inf,
@@ -733,8 +751,9 @@ def laplace_paper_choice(*, constants: LaplaceConstants, max_rounds: float = mat
         options.append((float(_laplace_values(constants, t, b, variant)), b, t))
     bound, b, t = min(options)
     return Choice(rounds=t, clients_per_round=b, bound=bound, replies=_replies_at(t, b, n, variant),
-                  method="paper rule: b in {1, N}, T = floor(T*(b))", variant=variant, notes=_laplace_notes(t),
-                  hypotheses=constants.hypotheses, source="zhou Solutions 1-3, L364-367; floor as in Table I")
+                  method="paper rule: b in {1, N}, T = floor(T*(b))", variant=variant,
+                  notes=(*_laplace_notes(t, variant), Z9_NOTE), hypotheses=constants.hypotheses,
+                  source=cite("zhou", "Solutions 1-3 (floor as in Table I)", "L364-367"))
 
 
 def laplace_exact_choice(*, constants: LaplaceConstants, max_rounds: float = math.inf,
@@ -755,23 +774,26 @@ def laplace_exact_choice(*, constants: LaplaceConstants, max_rounds: float = mat
         options.append((value, b * t, t, b))
     _, _, t, b = min(options)
     bound = float(_laplace_values(constants, t, b, variant))  # as the paper rule computes it: comparable to the bit
-    notes = _laplace_notes(t)
+    notes = _laplace_notes(t, variant)
     paper = laplace_paper_choice(constants=constants, max_rounds=max_rounds, variant=variant)
     if (paper.rounds, paper.clients_per_round) != (t, b):
-        notes += (f"the paper rule picks (T, b) = ({paper.rounds}, {paper.clients_per_round}) with U = "
+        notes += (f"Z-6: the paper rule picks (T, b) = ({paper.rounds}, {paper.clients_per_round}) with U = "
                   f"{paper.bound:.6g} > {bound:.6g}",)
     return Choice(rounds=t, clients_per_round=b, bound=bound, replies=_replies_at(t, b, n, variant),
                   method="exact integer optimum over b = 1..N", variant=variant, notes=notes,
-                  hypotheses=constants.hypotheses, source="zhou U(T, b) L354; exact integer search (spec D4)")
+                  hypotheses=constants.hypotheses,
+                  source=cite("zhou", "U(T, b) of Theorem 3, exact integer search (spec D4)", "L354"))
 
 
 # --------------------------------------------------------------------------------------------
 # Gaussian: U(T, b) = (E1/b + E2)/(T + γ) + E3 (Sec. VI-B, L410-425)
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class GaussianConstants:
-    """E₁, E₂, E₃ and γ of U(T, b) = E₁/(b(T+γ)) + E₂/(T+γ) + E₃ (zhou L414).
+@dataclass(frozen=True, kw_only=True)
+class GaussianConstants(TheoremResult):
+    """E₁, E₂, E₃ and γ of U(T, b) = E₁/(b(T+γ)) + E₂/(T+γ) + E₃ (zhou L414): Theorem 4's bound (L401) with
+    Proposition 2's noise (L230); ``hypotheses`` are Theorem 4's and Eq. (5)'s ("c2 is a proven constant" fails:
+    the paper gives no c₂, erratum Z-7), so :func:`gaussian_constants` is never a guarantee.
 
     E₁ = 8G²N/(μ²(N−1)); E₃ = (4/μ²)K with K = c₂²pξ₂²Σ_i ln(1/δ_i)/ε_i²/d² (the T → ∞ limit of U,
     L405, footnote 6 L425); E₂ = (4/μ²)(−2G²/(N−1) + Σ_i d_iΛ_i²/(qd²) + 2λΓ) + γY₀ − γE₃.
@@ -783,7 +805,10 @@ class GaussianConstants:
     gamma: float
     num_clients: int
     hypotheses: tuple[Hypothesis, ...] = ()
-    source: str = "zhou L410-414"
+    source: str = cite("zhou", "U(T, b) of Theorem 4 with Proposition 2", "L410-414")
+    notes: tuple[str, ...] = ("Z-7: the paper gives no value of c2: E3 assumes one",
+                              "Z-12: gamma = 2 lambda/mu and the Gaussian mechanism in Theorem 4 (printed: 2 Delta/mu, "
+                              "Laplace)")
 
 
 def _gaussian_sampling_term(problem: Problem, sample_rate: float) -> float:
@@ -852,15 +877,15 @@ def gaussian_choice(*, constants: GaussianConstants, max_rounds: float = math.in
     c, n = constants, constants.num_clients
     slope = c.E1 / n + c.E2
     if slope > 0:
-        t, note = max_rounds, "E1/N + E2 > 0: run as many rounds as allowed (Solution 1, L418)"
+        t, note = max_rounds, "Z-11: E1/N + E2 > 0: run as many rounds as allowed (Solution 1, L418)"
     else:
         t = 0
-        note = ("E1/N + E2 < 0: the noise outweighs every round (Solution 2, L419)" if slope < 0
-                else "E1/N + E2 = 0: U does not depend on T")
+        note = ("Z-11: E1/N + E2 < 0: the noise outweighs every round (Solution 2, L419)" if slope < 0
+                else "Z-11: E1/N + E2 = 0: U does not depend on T")
     bound = c.E3 if t == math.inf else (c.E1 / n + c.E2) / (t + c.gamma) + c.E3
     return Choice(rounds=t, clients_per_round=n, bound=bound, replies=float(t), method="sign of E1/N + E2",
-                  variant="corrected", notes=(note,), hypotheses=c.hypotheses,
-                  source="zhou Solutions 1-2, L416-421; spec D5")
+                  variant="corrected", notes=(note, *c.notes), hypotheses=c.hypotheses,
+                  source=cite("zhou", "Solutions 1-2 of Theorem 4's U (spec D5)", "L416-421"))
 
 
 def gaussian_accountant_choice(*, problem: Problem, epsilon, delta, clipping_norm: float, sample_rate: float,
@@ -904,5 +929,7 @@ def gaussian_accountant_choice(*, problem: Problem, epsilon, delta, clipping_nor
                                               "L160, L222"))
     return Choice(rounds=t, clients_per_round=b, bound=bound, replies=float(_max_replies(t, b, n, "round_robin")),
                   method=f"exhaustive over T <= {t_max}, b = 1..N with {accountant.upper()}-calibrated noise",
-                  variant="corrected", notes=(), hypotheses=checks,
-                  source="zhou Theorem 4 (L401) with accountant noise (spec §4.4 B)", noise_multipliers=z)
+                  variant="corrected", hypotheses=checks, noise_multipliers=z,
+                  notes=("Z-7: Eq. (5) with unknown c2 replaced by the accountant's calibration",
+                         "Z-13: Poisson sampling of the local examples at rate q, add/remove-one"),
+                  source=cite("zhou", "Theorem 4 with accountant noise (spec §4.4 B)", "L401"))

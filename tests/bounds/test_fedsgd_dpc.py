@@ -327,7 +327,7 @@ def test_solution_3_is_only_optimal_in_the_degenerate_case():
     assert z.optimal_rounds(constants=degenerate, clients_per_round=10).continuous == 0.0
     assert z.optimal_rounds(constants=degenerate, clients_per_round=9).continuous > 0
     choice = z.laplace_exact_choice(constants=z.laplace_constants(problem=problem(), epsilon=0.01, clipping_norm=300))
-    assert choice.rounds == 0 and "Solution 3" in choice.notes[0]
+    assert choice.rounds == 0 and choice.notes[-1].startswith("Z-5: ") and "Solution 3" in choice.notes[-1]
 
 
 # ---------------------------------------------------------------- the exact integer optimum
@@ -364,7 +364,8 @@ def test_exact_choice_reports_when_the_paper_rule_differs():
     exact = z.laplace_exact_choice(constants=c, variant="paper")
     rule = z.laplace_paper_choice(constants=c, variant="paper")
     assert (exact.clients_per_round, exact.rounds) == (10, 1) and (rule.clients_per_round, rule.rounds) == (1, 10)
-    assert exact.notes == (f"the paper rule picks (T, b) = (10, 1) with U = {rule.bound:.6g} > {exact.bound:.6g}",)
+    assert exact.notes[-1] == (f"Z-6: the paper rule picks (T, b) = (10, 1) with U = {rule.bound:.6g} > "
+                               f"{exact.bound:.6g}")
     assert exact.replies == 1.0 and rule.replies == 1.0
 
 
