@@ -1,81 +1,196 @@
-"""Xu et al. A(DP)²SGD: ε against the noise multiplier with Theorem 2's feasibility band, paper vs tight.
+"""Xu et al. A(DP)²SGD: ε against the noise multiplier with Theorem 2's feasibility band, and the noise for a target ε.
 
 The page builds the :class:`~fedplan.planner.tasks.adp2sgd.MinEpsilon` request of ``fedplan adp2sgd min-epsilon``
-from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the chart is
-:func:`fedplan.planner.adp2sgd.epsilon_against_noise` of the same setting.
+and the :class:`~fedplan.planner.tasks.adp2sgd.Sigma` request of ``fedplan adp2sgd sigma`` from its widgets
+(:mod:`fedplan.pages.widgets`) and shows their reports; the chart is
+:func:`fedplan.planner.adp2sgd.epsilon_against_noise` of the same setting. Downloads: the target's schedule (JSON,
+CSV) and the chart's points (CSV).
 """
 
 from __future__ import annotations
+
+import csv
+import io
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page
+from fedplan.bounds import adp2sgd as xu
+from fedplan.pages.widgets import Form, report
 from fedplan.planner.adp2sgd import epsilon_against_noise
-from fedplan.planner.display import epsilon_text, theorem_label
-from fedplan.planner.tasks.adp2sgd import MinEpsilon
+from fedplan.planner.display import NO_GUARANTEE, accountant_label, epsilon_text, theorem_label
+from fedplan.planner.export import render
+from fedplan.planner.tasks.adp2sgd import MinEpsilon, Sigma
 
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
 
 CURVE_POINTS = 24
-PAPER, TIGHT = "Theorem 2 (paper)", "tight (same sampling, replace-one)"
+TARGET_KEY = "adp2sgd-target-epsilon"
+#: The tight accountant of the same model is an RDP bound (never called "tight" on a page).
+RDP_LABEL = accountant_label("rdp", "upper bound")
+CERTIFIED = "Theorem 2 at z (certified: inside the band)"
+UNCERTIFIED = f"Theorem 2's formula at z ({NO_GUARANTEE}: outside the band)"
+TIGHT = f"{RDP_LABEL} (WBK'19 Thm 27), same sampling, replace-one"
+Z_TITLE = "noise multiplier z = noise std / (2G/B)"
+SETTING_FIELDS = ("workers", "examples_per_worker", "batch_size", "steps")
 
 
-def setting_inputs() -> tuple[Form, MinEpsilon | None]:
+def setting_inputs() -> tuple[Form, MinEpsilon | None, Form, Sigma | None]:
+    """The setting's widgets (MinEpsilon) and, under them, the target ε's (Sigma of the same setting)."""
     form = Form(MinEpsilon)
     form.field("workers", "Workers K", default="16")
     form.field("examples_per_worker", "Examples per worker n", default="3125")
     form.field("batch_size", "Batch size B", default="256")
     form.field("steps", "Iterations T", default="58594")
     form.field("delta", "δ", default="1e-5")
-    return form, form.build()
+    request = form.build()
+    target_form = Form(Sigma)
+    target_form.field("target_epsilon", "Target ε (the noise it needs is shown on the right)", default="10",
+                      key=TARGET_KEY)
+    target = None if request is None else target_form.build(
+        **{name: getattr(request, name) for name in SETTING_FIELDS}, target_delta=request.delta)
+    return form, request, target_form, target
+
+
+@st.cache_data(show_spinner="Theorem 2 and the RDP bound along the curve", max_entries=16)
+def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
+    """The chart's points (cached on the setting): one row per (z, answer)."""
+    rows = epsilon_against_noise(setting=_request.setting(), points=CURVE_POINTS)
+    return pd.DataFrame(
+        [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["paper_epsilon"],
+          "answer": CERTIFIED if row["paper_guarantee"] != NO_GUARANTEE else UNCERTIFIED} for row in rows
+         if row["paper_epsilon"] is not None]
+        + [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["tight_epsilon"], "answer": TIGHT} for row in rows])
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def band_chart(fields: tuple, band: tuple[float, float], floor: float, target_z: float | None,
+               _frame: pd.DataFrame) -> dict:
+    """The chart's Vega-Lite spec, cached on the setting and the target's z; not validated by Altair (its schema
+    check of a layered chart costs more than the rest of a rerun; the page test reads the spec)."""
+    frame = _frame
+    x = alt.X(Z_TITLE, title=Z_TITLE, scale=alt.Scale(type="log"))
+    legend = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0)
+    lines = alt.Chart(frame).mark_line(point=True).encode(
+        x=x, y=alt.Y("ε", title="ε at δ (log)", scale=alt.Scale(type="log")),
+        color=alt.Color("answer", legend=legend, sort=[CERTIFIED, UNCERTIFIED, TIGHT]),
+        strokeDash=alt.StrokeDash("answer", legend=None, sort=[CERTIFIED, UNCERTIFIED, TIGHT]), tooltip=list(frame))
+    shade = alt.Chart(pd.DataFrame({"low": [band[0]], "high": [band[1]]})).mark_rect(opacity=0.12).encode(
+        x=alt.X("low", title=Z_TITLE), x2="high")
+    rule = alt.Chart(pd.DataFrame({"ε": [floor]})).mark_rule(strokeDash=[4, 4]).encode(y="ε")
+    layers = [shade, lines, rule]
+    if target_z is not None:
+        layers.append(alt.Chart(pd.DataFrame({Z_TITLE: [target_z]})).mark_rule(color="gray").encode(x=x))
+    return alt.layer(*layers).properties(
+        height=380, title=alt.TitleParams(
+            "Theorem 2 certifies only inside the shaded band",
+            subtitle="dashed line: its smallest ε; grey rule: the noise chosen for the target ε"),
+    ).to_dict(validate=False)
+
+
+def curve_csv(frame: pd.DataFrame) -> str:
+    """The chart's points, one row per z: Theorem 2's ε at z with its verdict, and the RDP bound."""
+    by_z: dict[float, dict] = {}
+    for z, epsilon, answer in frame[[Z_TITLE, "ε", "answer"]].itertuples(index=False):
+        row = by_z.setdefault(z, {"noise_to_sensitivity": z, "theorem2_epsilon": "", "theorem2_guarantee": "",
+                                  "rdp_upper_bound_epsilon": ""})
+        if answer == TIGHT:
+            row["rdp_upper_bound_epsilon"] = epsilon
+        else:
+            row["theorem2_epsilon"], row["theorem2_guarantee"] = epsilon, \
+                "guarantee" if answer == CERTIFIED else NO_GUARANTEE
+    buffer = io.StringIO()
+    buffer.write(f"# A(DP)2SGD, epsilon against Xu's z; RDP bound: {xu.PAPER_SAMPLING}; replace-one neighbours\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(next(iter(by_z.values()))), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(by_z[z] for z in sorted(by_z))
+    return buffer.getvalue()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
-    progress = st.progress(0.0, text="Tight accountant along the curve")
-    rows = epsilon_against_noise(setting=_request.setting(), points=CURVE_POINTS,
-                                 progress=lambda done, total: progress.progress(done / total))
-    progress.empty()
-    frame = pd.DataFrame([{"noise multiplier z": row["noise_to_sensitivity"], "ε": row[key], "answer": answer}
-                          for row in rows for key, answer in (("paper_epsilon", PAPER), ("tight_epsilon", TIGHT))
-                          if row[key] is not None])
-    return frame
+def schedule_texts(fields: tuple, _request: Sigma) -> tuple[str, str]:
+    """The target plan's schedule as JSON and CSV (cached on the request: its privacy block runs an accountant)."""
+    schedule = report(_request).result.schedule()
+    return render(schedule, "json"), render(schedule, "csv")
 
 
-def band_chart(frame: pd.DataFrame, band: tuple[float, float], floor: float) -> alt.Chart:
-    lines = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("noise multiplier z", scale=alt.Scale(type="log")), y=alt.Y("ε", scale=alt.Scale(type="log")),
-        color="answer", tooltip=list(frame))
-    shade = alt.Chart(pd.DataFrame({"low": [band[0]], "high": [band[1]]})).mark_rect(opacity=0.12).encode(
-        x="low", x2="high")
-    rule = alt.Chart(pd.DataFrame({"ε": [floor]})).mark_rule(strokeDash=[4, 4]).encode(y="ε")
-    return (shade + lines + rule).properties(height=360, title="Theorem 2 certifies only inside the band (shaded); "
-                                                               "dashed: its smallest ε")
+def floor_metrics(floor: dict) -> None:
+    band = tuple(floor["noise_band"])
+    columns = st.columns(3)
+    columns[0].metric(theorem_label("Smallest ε Theorem 2 certifies", floor["hypotheses"]),
+                      epsilon_text(floor["floor_epsilon"]), help=f"at z = {floor['floor_noise_multiplier']:.5g}")
+    columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})",
+                      help="Theorem 2 certifies a noise level z only inside [√1.5, √(1/(eγ) − 1)), γ = B/(K n)")
+    columns[2].metric(f"ε at that z ({RDP_LABEL})", epsilon_text(floor["tight_epsilon"]), help=floor["tight_sampling"])
+
+
+def use_target(text: str) -> None:
+    st.session_state[TARGET_KEY] = text
+
+
+def target_section(answer, floor: dict | None) -> float | None:
+    """The noise for the target ε: Theorem 2's and the RDP bound's, with plain words where Theorem 2 cannot; returns
+    the chosen z (for the chart)."""
+    plan = answer.result
+    target = answer["target_epsilon"]
+    st.subheader(f"Noise for a target ε = {target:g} at δ = {plan.setting.delta:g}")
+    paper = plan.paper_noise
+    columns = st.columns(3)
+    columns[0].metric("z, Theorem 2 (least over μ)",
+                      epsilon_text(paper.noise_multiplier) if paper.feasible else "none certified",
+                      help="noise multiplier z rounded up (more noise never costs privacy)")
+    columns[1].metric(f"z, {RDP_LABEL}", epsilon_text(answer["tight_noise_multiplier"]),
+                      help=f"least z with ε ≤ target: {answer['tight_accountant']}; {answer['tight_sampling']}")
+    columns[2].metric(f"ε at the chosen z ({RDP_LABEL})", epsilon_text(answer["tight_epsilon"]),
+                      help=f"chosen: {answer['noise_source']}")
+    if not paper.feasible:
+        st.warning(f"Theorem 2 certifies no noise for ε = {target:g}: {answer['paper_reason']}. The noise shown is "
+                   f"the {RDP_LABEL}'s.")
+        if floor is not None:
+            nearest = epsilon_text(floor["floor_epsilon"])
+            st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies", on_click=use_target,
+                      args=(nearest,))
+    elif paper.noise_multiplier**2 <= xu.MIN_NOISE_SQUARED * (1 + xu.RELATIVE_SLACK):
+        st.info(f"Theorem 2's least noise is the band's bottom z = √1.5 (Lemma 2's z² ≥ 1.5 binds): at that noise it "
+                f"certifies ε = {epsilon_text(answer['epsilon'])}, less than the target {target:g}; the "
+                f"{RDP_LABEL} needs only z = {epsilon_text(answer['tight_noise_multiplier'])}.")
+    return plan.noise_multiplier
 
 
 def main() -> None:
     st.title("A(DP)²SGD (Xu et al.): closed-form privacy and its feasibility band")
     st.latex(r"\sigma^2 = \frac{20\,G^2 T \alpha}{K^2 n_{(1)}^2 \mu\,\varepsilon},\quad "
              r"\alpha = \frac{\log(1/\delta)}{(1-\mu)\varepsilon} + 1 \quad\text{(Theorem 2, xu L171-175)}")
-    report, right, request = form_page(setting_inputs)
-    if report is None:
-        return
-    band = tuple(report["noise_band"])
+    left, right = st.columns([1, 2])
+    with left:
+        form, request, target_form, target = setting_inputs()
     with right:
+        floor = form.answer(request)
+        if floor is not None:
+            floor_metrics(floor)
+        answer = target_form.answer(target)
+        target_z = None if answer is None else target_section(answer, floor)
+        if floor is not None:
+            fields = tuple(request.inputs().items())
+            frame = epsilon_curve(fields, request)
+            st.vega_lite_chart(spec=band_chart(fields, tuple(floor["noise_band"]), floor["floor_epsilon"], target_z,
+                                               frame), width="stretch")
         columns = st.columns(3)
-        columns[0].metric(theorem_label("Smallest ε Theorem 2 certifies", report["hypotheses"]),
-                          epsilon_text(report["floor_epsilon"]),
-                          help=f"at z = {report['floor_noise_multiplier']:.5g}")
-        columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})")
-        columns[2].metric("Tight ε at that z", epsilon_text(report["tight_epsilon"]), help=report["tight_sampling"])
-        frame = epsilon_curve(tuple(request.inputs().items()), request)
-        st.altair_chart(band_chart(frame, band, report["floor_epsilon"]), width="stretch")
+        if answer is not None:  # written when clicked: the schedule's privacy block runs an accountant
+            key = tuple(target.inputs().items())
+            for column, (index, name) in zip(columns, ((0, "JSON"), (1, "CSV")), strict=False):
+                column.download_button(f"Schedule {name} (target ε)", lambda i=index: schedule_texts(key, target)[i],
+                                       file_name=f"adp2sgd_schedule.{name.lower()}", on_click="ignore")
+        if floor is not None:
+            columns[2].download_button("Chart points CSV", curve_csv(frame), file_name="adp2sgd_epsilon_vs_z.csv")
         st.caption("Noise on each worker's averaged minibatch gradient, std 2Gz/B; replace-one neighbours; "
                    "worker choice plus minibatch modelled as one sampling without replacement at rate "
-                   "B/(K n₍₁₎), as the paper does (xu L520).")
-        st.caption(report.statement)
+                   "B/(K n₍₁₎), as the paper does (xu L520). The schedule exports one worker's updates "
+                   "(its records' exposure) with the PLD upper bound of that per-worker schedule.")
+        for shown in (floor, answer):
+            if shown is not None:
+                st.caption(shown.statement)
 
 
 main()

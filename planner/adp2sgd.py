@@ -201,14 +201,21 @@ def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None, no
 def epsilon_against_noise(*, setting: xu.Setting, points: int = 24,
                           progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """ε against Xu's z (``noise_to_sensitivity``) on a log grid from 0.5 to twice the top of Theorem 2's noise band
-    (its ends included): Theorem 2's ε where it certifies anything (``paper_epsilon``, else None) and the tight
-    same-model ε (``tight_epsilon``); ``progress(done, total)`` after each point. The A(DP)²SGD page's chart."""
+    (its ends included); ``progress(done, total)`` after each point. The A(DP)²SGD page's chart and its CSV.
+
+    Each row has Theorem 2's certificate at z itself (``paper_epsilon``, xu L171-173 with the best μ: the ``"paper"``
+    variant of :func:`bounds.adp2sgd.paper_epsilon_for_noise`, no envelope), ``None`` where the formula has no value,
+    and ``paper_guarantee``: ``"guarantee"`` only where every hypothesis of Lemma 2 holds (z inside the band),
+    else ``"no guarantee"``; and the tight same-model RDP bound (``tight_epsilon``,
+    :func:`bounds.adp2sgd.tight_epsilon`).
+    """
     low, high = xu.noise_band(setting=setting)
     grid = np.unique(np.concatenate([np.geomspace(0.5, max(2 * high, 4.0), points), [low, high]]))
     rows = []
     for index, z in enumerate(grid):
-        paper = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=float(z))
-        rows.append({"noise_to_sensitivity": float(z), "paper_epsilon": paper.epsilon if paper.feasible else None,
+        paper = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=float(z), variant="paper")
+        rows.append({"noise_to_sensitivity": float(z), "paper_epsilon": paper.epsilon,
+                     "paper_guarantee": paper.guarantee,
                      "tight_epsilon": xu.tight_epsilon(setting=setting, noise_multiplier=float(z)).epsilon})
         if progress is not None:
             progress(index + 1, len(grid))
