@@ -210,17 +210,25 @@ class Form:
             return None
 
 
-def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…"):
+def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…",
+              keep: str | None = None):
     """The layout of a task page: the form on the left, the request's report on the right.
 
     Returns the report (None when a value was refused, with the message under its widget), the right column and
-    the request (None likewise).
+    the request (None likewise). With ``keep`` (a session-state key) a refused value leaves the answer of the last
+    valid inputs on the page, under a note saying so, instead of none.
     """
     left, right = st.columns([1, 2])
     with left:
         form, request = inputs()
     with right, st.spinner(spinner):
         answer = form.answer(request)
+        if keep is not None and answer is not None:
+            st.session_state[keep] = request
+        elif keep is not None and st.session_state.get(keep) is not None:
+            request = st.session_state[keep]
+            answer = report(request)
+            st.info("The answer below is for the last valid inputs: correct the box marked in red to update it.")
     return answer, right, request
 
 
