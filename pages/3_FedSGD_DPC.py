@@ -12,28 +12,39 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import theorem_label
+from fedplan.pages.widgets import Form, form_page, literal
+from fedplan.planner.display import epsilon_text, number_text, theorem_label
 from fedplan.planner.export import render
-from fedplan.planner.fedsgd_dpc import laplace_landscape
+from fedplan.planner.fedsgd_dpc import (
+    LARGEST_USEFUL_EPSILON,
+    landscape_clients,
+    laplace_landscape,
+    smallest_epsilon_to_train,
+)
 from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
 
 st.set_page_config(page_title="fedplan: FedSGD-DPC", layout="wide")
 
 #: Raw constants with the defaults of the CLI example (README): (request field, label, default).
 FIELDS = (
-    ("clients", "Clients N", "10"), ("client_size", "Records per client d_i", "6000"),
+    ("clients", "Clients N", "10"),
+    ("client_size", "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "6000"),
     ("model_dim", "Model dimension p", "7850"), ("strong_convexity", "Strong convexity μ", "10"),
     ("smoothness", "Smoothness λ", "20"), ("gradient_bound", "Gradient bound G", "1"),
     ("heterogeneity", "Non-iid degree Γ", "0"), ("initial_distance", "‖θ₀ − θ*‖² (Y₀)", "1"),
     ("target_epsilon", "ε of every client (Laplace, pure)", "0.05"), ("clipping_norm", "L1 clipping norm ξ₁", "1"),
 )
+LABELS = {name: label for name, label, _ in FIELDS}
+#: The session-state key of the ε box (the "raise ε" button sets it).
+EPSILON_KEY = "fedsgd_target_epsilon"
+#: Rounds and clients per round drawn in the heat map (at most).
+MAP_ROUNDS, MAP_CLIENTS = 60, 40
 
 
 def inputs() -> tuple[Form, FedsgdDpcOptimum | None]:
     form = Form(FedsgdDpcOptimum)
     for name, label, default in FIELDS:
-        form.field(name, label, default=default)
+        form.field(name, label, default=default, key=EPSILON_KEY if name == "target_epsilon" else None)
     form.field("variant", "Variant")
     form.field("fixed_clients_per_round", "Fixed clients per round b (optional: optimise T only)")
     form.field("fixed_rounds", "Fixed rounds T (optional: optimise b only)")
@@ -41,19 +52,38 @@ def inputs() -> tuple[Form, FedsgdDpcOptimum | None]:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def landscape(fields: tuple, optimal_rounds: int, _request: FedsgdDpcOptimum) -> list[dict]:
-    """U(T, b) on T in [0, max(3T*, 10)] (and T*) for every b."""
+def landscape(fields: tuple, optimal_rounds: int, clients_per_round: int, _request: FedsgdDpcOptimum) -> dict:
+    """The Vega-Lite spec of the heat map of U(T, b) on T in [0, max(3T*, 10)] (and T*) and on b = 1..N (a geometric
+    spread with b* when N > 40): built and validated once per request, not on every rerun."""
     top = max(3 * optimal_rounds, 10)
-    rounds = np.unique(np.append(np.linspace(0, top, 120).astype(int), optimal_rounds))
-    return laplace_landscape(problem=_request.raw_problem(), epsilon=_request.target_epsilon,
-                             clipping_norm=_request.clipping_norm, rounds=rounds, variant=_request.variant)
+    rounds = np.unique(np.append(np.linspace(0, top, MAP_ROUNDS).astype(int), optimal_rounds))
+    clients = landscape_clients(num_clients=_request.clients, marked=clients_per_round, points=MAP_CLIENTS)
+    cells = laplace_landscape(problem=_request.raw_problem(), epsilon=_request.target_epsilon,
+                              clipping_norm=_request.clipping_norm, rounds=rounds, clients_per_round=clients,
+                              variant=_request.variant)
+    return landscape_chart(cells, optimal_rounds, clients_per_round).to_dict()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def epsilon_to_train(fields: tuple, _request: FedsgdDpcOptimum) -> float | None:
+    """The smallest ε (3 digits, rounded up) with T* ≥ 1 for this problem, or None if no ε gives a round."""
+    return smallest_epsilon_to_train(problem=_request.raw_problem(), clipping_norm=_request.clipping_norm,
+                                     epsilon=_request.target_epsilon, fix_b=_request.fixed_clients_per_round,
+                                     variant=_request.variant)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def exports(fields: tuple, _plan) -> dict[str, str]:
+    """The schedule (T* rounds of b* clients, one change-point) as JSON and CSV."""
+    schedule = _plan.schedule()
+    return {fmt: render(schedule, fmt) for fmt in ("json", "csv")}
 
 
 def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int) -> alt.Chart:
     frame = pd.DataFrame(cells).assign(log10_U=lambda d: np.log10(d["U"]))
     heat = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("T:O", title="rounds T", axis=alt.Axis(labelOverlap=True)), y=alt.Y("b:O", title="clients per round b",
-                                                                                  sort="descending"),
+        x=alt.X("T:O", title="rounds T", axis=alt.Axis(labelOverlap=True)),
+        y=alt.Y("b:O", title="clients per round b", sort="descending", axis=alt.Axis(labelOverlap=True)),
         color=alt.Color("log10_U:Q", title="log₁₀ U", scale=alt.Scale(scheme="viridis")),
         tooltip=["T", "b", alt.Tooltip("U", format=".5g")])
     choice = pd.DataFrame([{"T": rounds, "b": clients_per_round}])
@@ -61,32 +91,76 @@ def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int) -> a
     return (heat + star).properties(height=300, title="U(T, b) with the answer (T*, b*) in red")
 
 
+def explain_no_training(request: FedsgdDpcOptimum, bound: float) -> None:
+    """T* = 0 in plain words, and the smallest ε that trains, one click away."""
+    fixed = ("" if request.fixed_clients_per_round is None
+             else f" with b fixed at {request.fixed_clients_per_round} clients per round")
+    with st.spinner("Searching the smallest ε that trains…"):
+        smallest = epsilon_to_train(tuple(request.inputs().items()), request)
+    head = (f"**T\\* = 0: do not train.** At ε = {request.target_epsilon:g} per client{fixed}, the Laplace noise of "
+            f"a single reply already makes Zhou et al.'s bound worse than that of the initial model "
+            f"(U = {number_text(bound)}), so the best plan runs no round and there is no schedule to export.")
+    if smallest is None:
+        st.warning(f"{head} No ε up to {LARGEST_USEFUL_EPSILON:g} gives a round: the initial model is already at "
+                   f"the bound's minimum. Change **{LABELS['initial_distance']}** or "
+                   f"**{LABELS['heterogeneity']}** if they are not what you meant.")
+        return
+    st.warning(f"{head} Raise **{LABELS['target_epsilon']}** to at least {smallest:g} for one round or more "
+               "(a larger ε gives more rounds).")
+    st.button(f"Set ε = {smallest:g}", on_click=st.session_state.__setitem__, args=(EPSILON_KEY, f"{smallest:g}"))
+
+
+def regime_text(regime: dict) -> str:
+    """The regime of the continuous optimum in words (zhou L358-367, erratum Z-4), its markdown escaped."""
+    critical = regime["critical_epsilon"]
+    where = {"b*=1": ("one client per round", "above"), "b*=N": ("every client in every round", "below")}
+    if regime["regime"] not in where:
+        return f"Regime: **knife-edge** (ε is the critical ε = {critical:.4g}: every b along bT = √(C₁/C₂) is optimal)."
+    words, side = where[regime["regime"]]
+    return (f"Regime: **{literal(regime['regime'])}**, {words}: ε is {side} the critical ε = {critical:.4g} "
+            "(zhou L364, erratum Z-4).")
+
+
 def main() -> None:
     st.title("Optimal rounds and replies (Zhou et al., FedSGD-DPC)")
     st.latex(r"U(T,b)=\frac{C_1/b + C_2\,bT^2 + C_3}{T+\gamma}\quad\text{(zhou L354)}")
     st.latex(r"T^*(b)=\sqrt{\gamma^2+\frac{A_1+\gamma Y_0}{A_2}}-\gamma\ \text{(Eq. 6, L322)},\qquad "
              r"b^*(T)=\frac{\sqrt{C_1/C_2}}{T}\ \text{(L336)}")
-    report, right, request = form_page(inputs, spinner="Searching the integer optimum…")
+    report, right, request = form_page(inputs, spinner="Searching the integer optimum…", keep="fedsgd_last_valid")
     if report is None:
         return
     plan, summary = report.result, report.values
     rounds, clients_per_round = int(plan.choice.rounds), plan.choice.clients_per_round
+    fields = tuple(request.inputs().items())
     with right:
         columns = st.columns(4)
-        columns[0].metric("T* (rounds)", f"{summary['T_star']:g}")
+        columns[0].metric("T* (rounds)", number_text(rounds, 12))
         columns[1].metric("b* (clients per round)", f"{summary['b_star']}")
-        columns[2].metric(theorem_label("Bound U(T*, b*)", summary["hypotheses"]), f"{summary['bound']:.5g}")
+        columns[2].metric(theorem_label("Bound U(T*, b*)", summary["hypotheses"]), number_text(summary["bound"],
+                                                                                               up=True))
         label, beside = (("Exact optimum", summary["exact_optimum"]) if summary["variant"] == "paper"
                          else ("Paper rule", summary["paper_rule"]))
         columns[3].metric(f"{label} (T, b)", f"({beside['T']}, {beside['b']})", help=f"U = {beside['bound']:.5g}")
-        regime = summary["regime"]
-        st.write(f"Regime: **{regime['regime']}** (critical ε = {regime['critical_epsilon']:.4g}).")
-        st.caption(report.statement)
-        cells = landscape(tuple(request.inputs().items()), rounds, request)
-        st.altair_chart(landscape_chart(cells, rounds, clients_per_round), width="stretch")
+        if rounds == 0:
+            explain_no_training(request, summary["bound"])
+        elif rounds == 1:
+            st.info(f"**One round only.** At ε = {request.target_epsilon:g} per client the noise allows a single round "
+                    f"of {clients_per_round} clients before the bound gets worse; a larger "
+                    f"**{LABELS['target_epsilon']}** gives more rounds.")
+        else:
+            st.caption(f"Privacy: every client's records are protected with pure ε ≤ "
+                       f"{epsilon_text(max(plan.noise['epsilon_guaranteed']))} (Laplace, basic composition over at "
+                       f"most {number_text(plan.choice.replies, 12)} replies; no sampling: each reply uses the client's"
+                       " full local data; neighbouring: replace one record).")
+        st.markdown(regime_text(summary["regime"]))
+        st.caption(literal(report.statement))
+        st.vega_lite_chart(spec=landscape(fields, rounds, clients_per_round, request), width="stretch")
         st.dataframe(pd.DataFrame(summary["hypotheses"]), hide_index=True)
         if rounds > 0:
-            st.download_button("Schedule JSON", render(plan.schedule(), "json"), file_name="fedsgd_dpc.json")
+            files = exports(fields, plan)
+            json_column, csv_column = st.columns(2)
+            json_column.download_button("Schedule JSON", files["json"], file_name="fedsgd_dpc.json")
+            csv_column.download_button("Schedule CSV", files["csv"], file_name="fedsgd_dpc.csv")
 
 
 main()

@@ -89,7 +89,8 @@ class FedSGDPlan:
                                      else zhou.GAUSSIAN_RELATION),
             **theorem_fields(choice.hypotheses), "versions": package_versions(),
         }
-        return Schedule.from_rows([row] * int(choice.rounds), metadata=metadata, statement=self.statement())
+        return Schedule(rounds=int(choice.rounds), change_points=((0, row),), metadata=metadata,
+                        statement=self.statement())
 
     def statement(self) -> str:
         choice = self.choice

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
-from tests.pages.helpers import error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
 README = dict(mechanism="laplace", clients=10, client_size=6000, model_dim=7850, strong_convexity=10, smoothness=20,
               gradient_bound=1, heterogeneity=0, initial_distance=1, target_epsilon=0.05, clipping_norm=1)
@@ -45,3 +47,83 @@ def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     fedsgd_page.text_input[0].set_value("1").run()
     assert errors(fedsgd_page) == [refusal(FedsgdDpcOptimum, **{**README, "clients": 1})]
     assert error_under(fedsgd_page, "Clients N") == errors(fedsgd_page)[0]
+
+
+def rendered(markdown: str) -> str:
+    """HTML of a markdown string by a CommonMark renderer (markdown-it, like Streamlit's front end)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt().render(markdown)
+
+
+def test_fedsgd_page_explains_t_zero_and_offers_the_smallest_epsilon_that_trains(fedsgd_page):
+    """ε = 1e-6 gave "T* = 0" and nothing else. Now the page says in words why (no round beats the initial model),
+    names the box to change, and one click sets the smallest ε with T* ≥ 1 (0.00265, planner test against brute
+    force), where one round is explained too."""
+    fedsgd_page.text_input[8].set_value("1e-6").run()
+    assert not fedsgd_page.exception and not fedsgd_page.error and metric(fedsgd_page, "T*") == "0"
+    [warning] = [element.value for element in fedsgd_page.warning]
+    assert "T\\* = 0: do not train" in warning and "<em>" not in rendered(warning)
+    assert "Raise **ε of every client (Laplace, pure)** to at least 0.00265" in warning
+    assert not fedsgd_page.get("download_button")  # nothing to export
+    [button] = fedsgd_page.button
+    assert button.label == "Set ε = 0.00265"
+    button.click().run()
+    assert fedsgd_page.text_input[8].value == "0.00265" and metric(fedsgd_page, "T*") == "1"
+    assert not fedsgd_page.warning and fedsgd_page.info[0].value.startswith("**One round only.**")
+
+
+def test_fedsgd_page_takes_one_size_per_client(fedsgd_page):
+    """"6000,3000" was refused as not a whole number; it is one size per client now (as on the command line)."""
+    box = "Records per client d_i (one for all, or one per client: 6000, 3000, …)"
+    fedsgd_page.text_input[1].set_value("6000,3000").run()
+    assert errors(fedsgd_page) == [refusal(FedsgdDpcOptimum, **{**README, "client_size": (6000, 3000)})]
+    assert error_under(fedsgd_page, box) == "client_size must be one value or one value per client (10); got 2 values"
+    fedsgd_page.text_input[0].set_value("2").run()
+    assert not fedsgd_page.exception and not fedsgd_page.error
+    request = FedsgdDpcOptimum(**{**README, "clients": 2, "client_size": (6000, 3000)}).run()
+    assert metric(fedsgd_page, "T*") == f"{request['T_star']}" == "14"
+    assert metric(fedsgd_page, "Bound U(T*, b*) — no guarantee") == "0.3618"  # d_1 = ... = d_N (L250) fails
+    assert request["bound"] <= 0.3618 < request["bound"] + 1e-4  # rounded up in the 4th digit
+
+
+def test_fedsgd_page_keeps_every_input_and_the_last_answer_under_a_bad_value(fedsgd_page):
+    fedsgd_page.text_input[0].set_value("x").run()
+    assert error_under(fedsgd_page, "Clients N") == "clients must be a whole number such as 10000 or 1e4; got 'x'"
+    assert [box.label for box in fedsgd_page.text_input] == [
+        "Clients N", "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "Model dimension p",
+        "Strong convexity μ", "Smoothness λ", "Gradient bound G", "Non-iid degree Γ", "‖θ₀ − θ*‖² (Y₀)",
+        "ε of every client (Laplace, pure)", "L1 clipping norm ξ₁",
+        "Fixed clients per round b (optional: optimise T only)", "Fixed rounds T (optional: optimise b only)"]
+    assert fedsgd_page.radio[0].label == "Variant"
+    assert metric(fedsgd_page, "T*") == "120"  # the last valid answer stays, marked as such
+    assert fedsgd_page.info[0].value.startswith("The answer below is for the last valid inputs")
+    fedsgd_page.text_input[0].set_value("20").run()
+    assert not fedsgd_page.info and not fedsgd_page.error and metric(fedsgd_page, "T*") != "120"
+
+
+def test_fedsgd_page_regime_renders_without_stray_emphasis(fedsgd_page):
+    """"Regime: **b*=1**" rendered as "b=1*" (the asterisk opened an emphasis); the statement's "theta*" likewise."""
+    [regime] = [element.value for element in fedsgd_page.markdown if element.value.startswith("Regime")]
+    html = rendered(regime)
+    assert "<strong>b*=1</strong>" in html and "<em>" not in html and "critical ε = 0.0004992" in html
+    assert all("<em>" not in rendered(caption.value) for caption in fedsgd_page.caption)
+
+
+def test_fedsgd_page_exports_json_and_csv(monkeypatch):
+    files = capture_downloads(monkeypatch)
+    page = open_page("3_FedSGD_DPC.py")
+    assert sorted(files) == ["fedsgd_dpc.csv", "fedsgd_dpc.json"]
+    schedule = json.loads(files["fedsgd_dpc.json"]())
+    assert schedule["rounds"] == 120 and schedule["change_points"][0]["clients_per_round"] == 1
+    rows = [line for line in files["fedsgd_dpc.csv"]().splitlines() if not line.startswith("#")]
+    assert rows[0].startswith("start_round,rounds,clients_per_round") and rows[1].startswith("0,120,1,laplace,")
+    assert len(rows) == 2 and not page.exception
+
+
+def test_fedsgd_page_heat_map_stays_small_for_many_clients(fedsgd_page):
+    """N = 1000 drew 120 × 1000 cells (4 s a rerun); now at most 40 b (with b*) by about 60 T."""
+    fedsgd_page.text_input[0].set_value("1000").run()
+    [(spec, [heat, star])] = charts(fedsgd_page)
+    assert heat["b"].nunique() <= 41 and heat["T"].nunique() <= 61 and len(star) == 1
+    assert {1, 1000, int(star["b"][0])} <= set(heat["b"]) and int(star["T"][0]) == 12000
