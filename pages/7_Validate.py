@@ -2,19 +2,25 @@
 
 The page builds the request of ``fedplan validate vandijk`` or ``fedplan validate fedsgd-dpc``
 (:mod:`fedplan.planner.tasks.validate`) from its widgets (:mod:`fedplan.pages.widgets`) and runs it when asked.
-Runs are capped (seeds, examples, clients) so that they finish in seconds; a Cancel button stops a run (Streamlit
-abandons the script run on the click).
+Runs are capped (seeds, examples, clients); the time of a run is estimated before it starts
+(:func:`~fedplan.planner.tasks.simulate.estimated_seconds`) and shown next to the Run button; a Cancel button stops
+a run (Streamlit abandons the script run on the click). The last result stays on screen, marked out of date when
+the inputs have changed since it ran.
 """
 
 from __future__ import annotations
+
+import json
+import time
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from fedplan.pages.widgets import Form
-from fedplan.planner.display import epsilon_text
+from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.simulate.data import SKLEARN_SETS
+from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc, ValidateVandijk
 
 st.set_page_config(page_title="fedplan: validate by simulation", layout="wide")
@@ -28,6 +34,12 @@ MAX_CLIENTS = 1000
 TEST_FRACTION = 0.2
 #: The van Dijk plan the page validates: s₀ = 16, the smallest σ in this range whose claimed δ meets δ, r0 = 1/e.
 VANDIJK_PLAN = {"initial_size": 16, "noise_multiplier_range": (1.2, 200.0), "r0": "1/e", "no_pld": True}
+#: The session-state key of the FedSGD-DPC rounds box (the one-click "T = 1" sets it).
+ROUNDS_KEY = "validate_rounds"
+#: A bound this many times the simulated value is called far above the run, in words next to the chart.
+FAR_ABOVE = 10.0
+#: What each curve is, as its axis says it.
+TITLES = {"dist_sq": "‖θ_t − θ*‖²", "accuracy": "test accuracy", "loss": "training loss"}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -64,57 +76,194 @@ def vandijk_request(form: Form, seeds: int | None) -> ValidateVandijk | None:
 
 def fedsgd_request(form: Form, seeds: int | None) -> ValidateFedsgdDpc | None:
     form.field("mechanism", "Mechanism", default="laplace")
+    form.field("rounds", "Rounds T (empty: the planner's T*)", key=ROUNDS_KEY)
+    form.field("clients_per_round", "Clients per round b (empty: the planner's b*)")
     if seeds is None:
         form.show_problems()
         return None
     return form.build(seeds=tuple(range(seeds)), test_fraction=TEST_FRACTION)
 
 
-def band_chart(rows: list[dict], quantity: str, log: bool = False) -> alt.Chart:
-    frame = pd.DataFrame([row for row in rows if row["quantity"] == quantity])
+def _set_one_round() -> None:
+    st.session_state[ROUNDS_KEY] = "1"
+
+
+def time_estimate(request) -> str:
+    """The run's size and the time estimated before it starts (the estimate behind the time limit)."""
+    updates, because = simulated_updates(request)
+    seconds = estimated_seconds(request)
+    shown = f"{seconds:.0f} s" if seconds >= 1.5 else "under 2 s"
+    if seconds >= 90:
+        shown = f"{seconds / 60:.1f} min"
+    return (f"This run: about {updates:,} client updates ({because}), estimated at {shown} before it starts "
+            "(a pessimistic cost per update; a busy machine takes longer).")
+
+
+def rounds_axis() -> alt.X:
+    return alt.X("rounds:Q", title="rounds completed",
+                 axis=alt.Axis(format="d", tickMinStep=1), scale=alt.Scale(zero=False))
+
+
+def band_chart(frame: pd.DataFrame, quantity: str, *, log: bool, bound_label: str | None) -> alt.Chart:
+    """The simulated mean and 10-90 % band over the seeds against the rounds completed, with the bound dashed."""
     y_scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
-    band = alt.Chart(frame).mark_area(opacity=0.25).encode(x="round", y=alt.Y("q10", title=quantity, scale=y_scale),
-                                                           y2="q90")
-    mean = alt.Chart(frame).mark_line().encode(x="round", y="mean")
-    layers = band + mean
-    if frame["predicted"].notna().any():
-        layers += alt.Chart(frame).mark_line(color="#d62728", strokeDash=[4, 4]).encode(x="round", y="predicted")
-    return layers.properties(height=240, title=f"simulated {quantity} (mean, 10-90 % band)"
-                             + (", bound dashed red" if frame["predicted"].notna().any() else ""))
+    title = TITLES.get(quantity, quantity)
+    band = alt.Chart(frame).mark_area(opacity=0.25).encode(x=rounds_axis(),
+                                                           y=alt.Y("q10:Q", title=title, scale=y_scale), y2="q90")
+    long = frame.melt(id_vars="rounds", value_vars=["mean"] + (["predicted"] if bound_label else []),
+                      var_name="series", value_name="value").dropna()
+    names = {"mean": "simulated mean", "predicted": bound_label}
+    long["series"] = long["series"].map(names)
+    lines = alt.Chart(long).mark_line(point=len(frame) < 3).encode(
+        x=rounds_axis(), y=alt.Y("value:Q", scale=y_scale),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=[n for n in names.values() if n],
+                                                                   range=["#1f77b4", "#d62728"]),
+                        legend=alt.Legend(orient="bottom", labelLimit=400)),
+        strokeDash=alt.StrokeDash("series:N", legend=None, scale=alt.Scale(
+            domain=[n for n in names.values() if n], range=[[1, 0], [6, 4]])))
+    return (band + lines).properties(height=260, title=f"simulated {title} (mean over the seeds, 10-90 % band)")
 
 
 def delay_chart(rows: list[dict]) -> alt.Chart:
     frame = pd.DataFrame([row for row in rows if row["quantity"] == "delay"])
-    long = frame.melt(id_vars="t", value_vars=["tau_hat_q50", "tau_hat_q90", "tau_hat_q100", "envelope"],
-                      var_name="series", value_name="delay")
-    return alt.Chart(long).mark_line(point=True).encode(x="t", y="delay", color="series").properties(
-        height=240, title="empirical delays τ̂(t) against Lemma 3's envelope")
+    names = {"tau_hat_q100": "largest delay", "tau_hat_q90": "90 % of delays below",
+             "tau_hat_q50": "median delay", "envelope": "Lemma 3 envelope √(t/ln t·(1 − 1/ln t))"}
+    long = frame.melt(id_vars="t", value_vars=list(names), var_name="series", value_name="delay").dropna()
+    long["series"] = long["series"].map(names)
+    return alt.Chart(long).mark_line(point=True).encode(
+        x=alt.X("t:Q", title="gradient computations t", axis=alt.Axis(format="~s")),
+        y=alt.Y("delay:Q", title="delay τ̂(t) (computations, log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("series:N", title=None, sort=list(names.values()),
+                        legend=alt.Legend(orient="bottom", labelLimit=400, columns=2))).properties(
+        height=260, title="empirical delays τ̂(t) against Lemma 3's envelope")
 
 
-def show(report) -> None:
+def privacy_text(run) -> str:
+    """Which accountant and sampling produced a run's ε."""
+    privacy = run.privacy
+    accountant = privacy.get("accountant", "")
+    how = accountant_label(accountant, privacy.get("bound", "")) if accountant else "no accountant"
+    return f"{how}, sampling: {privacy.get('sampling', 'not stated')}"
+
+
+def export_json(request, report) -> str:
+    runs = [{"seed": seed, "epsilon": run.epsilon, "delta": run.privacy.get("delta"),
+             "accountant": run.privacy.get("accountant"), "sampling": run.privacy.get("sampling"),
+             "final_loss": run.final.get("loss"), "final_accuracy": run.final.get("accuracy"),
+             "final_dist_sq": run.final.get("dist_sq"), "wall_time_s": round(run.wall_time_s, 3)}
+            for seed, run in zip(report.seeds, report.runs, strict=True)]
+    return json.dumps({"inputs": request.inputs(), "algorithm": report.algorithm, "passed": report.passed,
+                       "verdicts": report.verdicts, "claims": [claim.to_dict() for claim in report.claims],
+                       "hypotheses": [h.to_dict() for h in report.hypotheses], "notes": list(report.notes),
+                       "runs": runs}, indent=1, allow_nan=False)
+
+
+def export_csv(report) -> str:
+    columns = ["quantity", "round", "t", "mean", "q10", "q50", "q90", "predicted", "tau_hat_q50", "tau_hat_q90",
+               "tau_hat_q100", "envelope"]
+    frame = pd.DataFrame(list(report.table))
+    return frame[[c for c in columns if c in frame]].rename(columns={"predicted": "bound"}).to_csv(index=False)
+
+
+def curve_frame(report, quantity: str) -> pd.DataFrame:
+    frame = pd.DataFrame([row for row in report.table if row["quantity"] == quantity])
+    frame["rounds"] = frame["round"] + 1
+    return frame
+
+
+def charts(report) -> list[tuple[str, alt.Chart]]:
+    """(quantity, chart) of each simulated curve, with the bound a theorem gives for it (Zhou's U(t, b) on the
+    distance; none on van Dijk's accuracy and loss, see :func:`show_curves`)."""
+    quantities = {row["quantity"] for row in report.table}
+    drawn = []
+    if "dist_sq" in quantities:
+        label = "bound U(t, b)" + (" — no guarantee" if report.claims[0].failing_hypotheses else "")
+        drawn.append(("dist_sq", band_chart(curve_frame(report, "dist_sq"), "dist_sq", log=True, bound_label=label)))
+    drawn += [(quantity, band_chart(curve_frame(report, quantity), quantity, log=False, bound_label=None))
+              for quantity in ("accuracy", "loss") if quantity in quantities]
+    if "delay" in quantities:
+        drawn.append(("delay", delay_chart(list(report.table))))
+    return drawn
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def rendered(key: tuple, _request, _report) -> tuple[list[tuple[str, dict]], str, str]:
+    """The Vega-Lite specs of the charts and the JSON and CSV exports of a result, computed once per result
+    (``key``: the request's type and inputs; Altair's spec validation alone takes about 150 ms a chart)."""
+    specs = [(quantity, chart.to_dict()) for quantity, chart in charts(_report)]
+    return specs, export_json(_request, _report), export_csv(_report)
+
+
+def curve_caption(report, quantity: str, points: int) -> str | None:
+    """What the bound line of a chart is, or why there is none; degenerate and far-above cases in plain words."""
+    if quantity == "dist_sq":
+        claim = report.claims[0]
+        words = ["Dashed red: Zhou et al.'s U(t, b) (Theorems 3-4, L298, L314) with the constants estimated on "
+                 "this split and the noise of the horizon T."]
+        if points == 1:
+            words.append("One round (T = 1): each curve is a single point.")
+        if claim.simulated and claim.predicted and claim.predicted >= FAR_ABOVE * claim.simulated:
+            words.append(f"The bound U(T, b) = {claim.predicted:.3g} is {claim.predicted / claim.simulated:.0f} "
+                         f"times the simulated mean {claim.simulated:.3g} after the last round: it holds, but it is "
+                         "a worst case far above this run and says little about it (hence the log scale).")
+        return " ".join(words)
+    if quantity == "loss":
+        return ("No bound line on accuracy or loss: the plan's theorems (van Dijk Theorems 3, 4/6) bound privacy "
+                "only, and the paper's convergence rate (Lemma 3, L725) bounds ‖w_t − w*‖², not accuracy or loss, "
+                "and only under hypotheses this run violates (the NO GUARANTEE claim above names them).")
+    if quantity == "delay":
+        return ("Lemma 3 needs every delay below the envelope (L725, (14) L707); a delay is the number of "
+                "gradient computations made by all clients between reading the model and updating it.")
+    return None
+
+
+def show_curves(report, specs) -> None:
+    """Each chart with its caption."""
+    for quantity, spec in specs:
+        st.vega_lite_chart(spec, width="stretch")
+        points = len([row for row in report.table if row["quantity"] == quantity])
+        caption = curve_caption(report, quantity, points)
+        if caption:
+            st.caption(caption)
+
+
+def show(report, current: bool, request) -> None:
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in report.verdicts.items())
-    st.subheader(f"{report.algorithm}: {len(report.seeds)} seed(s), {verdicts}")
+    if not current:
+        st.warning("Out of date (inputs changed): this result is for the inputs of the last run. Press Run "
+                   "simulation to update it.")
+    st.subheader(f"{report.algorithm}: {len(report.seeds)} seed(s), {verdicts}"
+                 + ("" if current else " — out of date (inputs changed)"))
     claims = pd.DataFrame([{"result": c.verdict, "claim": c.name, "numbers": c.detail,
                             "source": c.source} for c in report.claims])
     st.dataframe(claims, hide_index=True)
-    spent = max(run.epsilon for run in report.runs)
-    st.metric("ε spent (worst client, executed schedule)", epsilon_text(spent))
+    spent = [run.epsilon for run in report.runs]
+    if all(value is not None for value in spent):
+        worst = max(range(len(spent)), key=spent.__getitem__)
+        st.metric("ε spent (worst client, executed schedule)", epsilon_text(spent[worst]),
+                  help="rounded up: never below the accountant's value")
+        st.caption(f"ε spent by the executed schedule at δ = {report.runs[worst].privacy.get('delta'):.3g}, "
+                   f"{privacy_text(report.runs[worst])}.")
+    else:
+        st.caption("ε spent: " + next(run.privacy.get("statement", "") for run, value in zip(report.runs, spent,
+                                                                                            strict=True)
+                                      if value is None))
     for note in report.notes:
         st.caption(note)
-    quantities = {row["quantity"] for row in report.table}
-    if "dist_sq" in quantities:
-        st.altair_chart(band_chart(list(report.table), "dist_sq", log=True), width="stretch")
-    for quantity in ("accuracy", "loss"):
-        if quantity in quantities:
-            st.altair_chart(band_chart(list(report.table), quantity), width="stretch")
-    if "delay" in quantities:
-        st.altair_chart(delay_chart(list(report.table)), width="stretch")
+    specs, json_text, csv_text = rendered((type(request).__name__, tuple(request.inputs().items())), request, report)
+    show_curves(report, specs)
+    json_column, csv_column = st.columns(2)
+    json_column.download_button("Download JSON (inputs, claims, runs)", json_text,
+                                file_name=f"validate-{report.algorithm}.json", mime="application/json")
+    csv_column.download_button("Download CSV (curves and bounds)", csv_text,
+                               file_name=f"validate-{report.algorithm}.csv", mime="text/csv")
 
 
 def main() -> None:
     st.title("Validate a plan by simulation")
-    st.caption("Runs the backing simulation (event-driven engine, privacy ledger) on a few seeds and compares it "
-               "with the bound. Capped at 5 seeds and 200 000 examples so that it finishes in seconds.")
+    st.caption(f"Runs the backing simulation (event-driven engine, privacy ledger) on a few seeds and compares it "
+               f"with the bound. Capped at {MAX_SEEDS} seeds, {MAX_EXAMPLES:,} examples and {MAX_CLIENTS:,} clients; "
+               "the time of a run is estimated before it starts, next to the Run button.")
     left, right = st.columns([1, 2])
     with left:
         algorithm = st.radio("Algorithm", list(ALGORITHMS))
@@ -122,22 +271,30 @@ def main() -> None:
         seeds = common_inputs(form)
         build = vandijk_request if ALGORITHMS[algorithm] is ValidateVandijk else fedsgd_request
         request = build(form, seeds)
-    if request is None:
-        return
     with right:
         progress = st.progress(0.0, text="Press Run simulation")
         cancel = st.button("Cancel")
-    with left:
-        run = st.button("Run simulation", type="primary")
-        report = form.answer(request, progress=lambda done, total: progress.progress(
-            done / total, text=f"seed {done} of {total} done")) if run else None
+    report = None
+    if request is not None:
+        with left:
+            st.caption(time_estimate(request))
+            if st.button("Run simulation", type="primary"):
+                started = time.perf_counter()
+                report = form.answer(request, progress=lambda done, total: progress.progress(
+                    done / total, text=f"seed {done} of {total} done"))
+                elapsed = time.perf_counter() - started
+                if report is None and isinstance(request, ValidateFedsgdDpc) and request.rounds is None:
+                    st.button("Set rounds T = 1 (the smallest run)", on_click=_set_one_round)
     with right:
         if cancel:
             st.info("Simulation cancelled.")
         if report is not None:
-            st.session_state["validation"] = report.result
+            st.session_state["validation"] = (request, report.result, elapsed)
         if "validation" in st.session_state:
-            show(st.session_state["validation"])
+            shown_request, shown, took = st.session_state["validation"]
+            show(shown, shown_request == request, shown_request)
+            st.caption(f"This result took {took:.1f} s to compute (estimated {estimated_seconds(shown_request):.1f} s "
+                       "before it started).")
 
 
 main()
