@@ -232,14 +232,28 @@ def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str
     return answer, right, request
 
 
-def downloads(schedule, stem: str) -> None:
-    """A download per format the plan runs in; the formats it does not, with the reason."""
-    columns, refused = st.columns(len(FORMATS)), []
-    for column, fmt in zip(columns, FORMATS, strict=True):
+@st.cache_data(show_spinner=False, max_entries=64)
+def _rendered(key: str, _schedule) -> dict[str, tuple[str | None, str | None]]:
+    """Each format's (text, None) for the schedule whose JSON is ``key``, or (None, why not): a CSV's cumulative ε
+    composes the schedule again, so a rerun reuses the texts instead of rendering them anew."""
+    texts = {}
+    for fmt in FORMATS:
         try:
-            text = render(schedule, fmt)
+            texts[fmt] = (render(_schedule, fmt), None)
         except ValueError as error:
-            refused.append(f"{fmt}: {error}")
+            texts[fmt] = (None, str(error))
+    return texts
+
+
+def downloads(schedule, stem: str) -> None:
+    """A download per format the plan runs in; the formats it does not, with the reason (rendered once per
+    schedule: :func:`_rendered`)."""
+    columns, refused = st.columns(len(FORMATS)), []
+    texts = _rendered(render(schedule, "json"), schedule)
+    for column, fmt in zip(columns, FORMATS, strict=True):
+        text, refusal = texts[fmt]
+        if refusal is not None:
+            refused.append(f"{fmt}: {refusal}")
             continue
         column.download_button(f"Download {fmt.upper() if fmt in ('csv', 'json', 'yaml') else fmt}", text,
                                file_name=f"{stem}{SUFFIXES[fmt][0]}")
