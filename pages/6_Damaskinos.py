@@ -1,13 +1,16 @@
-"""Damaskinos thesis: DP-SCD σ against batch size (MA128 vs tight), staleness dampening, Byzantine n vs f.
+"""Damaskinos thesis: DP-SCD σ against batch size (MA128 vs RDP), staleness dampening, Byzantine n vs f.
 
 Each tab builds the request of its command from its widgets (:mod:`fedplan.pages.widgets`): ``fedplan dpscd
 calibrate`` (:class:`~fedplan.planner.tasks.damaskinos.DpscdCalibrate`, one per batch size of the chart),
 ``fedplan staleness beta`` (:class:`~fedplan.planner.tasks.damaskinos.StalenessBeta`) and ``fedplan byzantine
-max-f`` (:class:`~fedplan.planner.tasks.damaskinos.ByzantineMaxF`, one per rule).
+max-f`` (:class:`~fedplan.planner.tasks.damaskinos.ByzantineMaxF`, one per rule). Each tab downloads what it shows
+as JSON and CSV (DP-SCD: its schedule, one row per phase).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import replace
 
 import altair as alt
@@ -15,30 +18,109 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import byzantine
+from fedplan.bounds import byzantine, dpscd
 from fedplan.pages.widgets import Form, report
+from fedplan.planner.display import accountant_label
+from fedplan.planner.export import render
 from fedplan.planner.tasks.damaskinos import ByzantineMaxF, DpscdCalibrate, StalenessBeta
 
 st.set_page_config(page_title="fedplan: Damaskinos", layout="wide")
 
 BATCH_GRID = (100, 200, 500, 1000, 2000, 5000, 10_000)
-#: The accountant of the DP-SCD requests: RDP (tight), with the authors' MA128 as its comparison.
+#: The accountant of the DP-SCD requests: RDP (an upper bound), with the authors' MA128 as its comparison.
 DPSCD_ACCOUNTANT = "rdp"
+EPSILON_KEY, EPOCHS_KEY = "dpscd-epsilon", "dpscd-epochs"
+SAMPLING = "Poisson sampling at rate q = L/N, add/remove-one neighbours"
 
 
-def sigma_by_batch(request: DpscdCalibrate) -> pd.DataFrame:
-    """σ of the request at every batch size of the grid (and its own), under RDP and the authors' MA128."""
-    batches = sorted({batch for batch in BATCH_GRID if batch <= request.examples} | {request.batch_size})
-    rows = []
-    progress = st.progress(0.0, text="Calibrating σ per batch size")
-    for index, batch in enumerate(batches):
-        answer = report(replace(request, batch_size=batch))
+def rounded_up(value: float) -> str:
+    """``value`` with as few significant digits (2 to 6) as keep it at or above ``value``: a one-click value."""
+    for digits in range(2, 7):
+        text = f"{value:.{digits}g}"
+        if float(text) >= value:
+            return text
+    return repr(value)
+
+
+def noise_text(value: float) -> str:
+    """σ at 6 significant digits, rounded up (a shown noise is never below the calibrated one)."""
+    unit = 10.0 ** (math.floor(math.log10(value)) - 5)
+    return f"{math.ceil(value / unit) * unit:.6g}"
+
+
+def setter(key: str, text: str):
+    def set_widget() -> None:
+        st.session_state[key] = text
+    return set_widget
+
+
+@st.cache_data(show_spinner="Calibrating σ per batch size", max_entries=16)
+def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
+    """σ of the request at every batch size of the grid (and its own) under RDP and the authors' MA128 (None where
+    MA128 certifies nothing), cached on the request; and the batch sizes left out because they give no iteration
+    (T = ⌊E·N/L⌋ = 0)."""
+    batches = sorted({batch for batch in BATCH_GRID if batch <= _request.examples} | {_request.batch_size})
+    rows, empty = [], []
+    for batch in batches:
+        try:
+            answer = report(replace(_request, batch_size=batch))
+        except ValueError:  # T = 0 at this batch size (the request's own batch has T >= 1)
+            empty.append(batch)
+            continue
         for accountant, sigma in ((answer["accountant"], answer["noise_multiplier"]),
                                   (answer["comparison"]["accountant"], answer["comparison"]["noise_multiplier"])):
-            rows.append({"batch size L": batch, "accountant": accountant, "σ": sigma})
-        progress.progress((index + 1) / len(batches))
-    progress.empty()
-    return pd.DataFrame(rows)
+            rows.append({"batch size L": batch, "iterations T": answer["steps"], "accountant": accountant,
+                         "σ": sigma})
+    return pd.DataFrame(rows), tuple(empty)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def sigma_chart(fields: tuple, batch_size: int, _frame: pd.DataFrame) -> dict:
+    """The σ-vs-batch chart's Vega-Lite spec (cached; Altair's validation skipped, the page test reads the spec)."""
+    frame = _frame.dropna(subset=["σ"])
+    x = alt.X("batch size L", title="batch size L (log)", scale=alt.Scale(type="log"))
+    chart = alt.Chart(frame).mark_line(point=True).encode(
+        x=x, y=alt.Y("σ", title="noise multiplier σ"),
+        color=alt.Color("accountant", legend=alt.Legend(orient="bottom", title=None, labelLimit=0)),
+        tooltip=list(frame))
+    rule = alt.Chart(pd.DataFrame({"batch size L": [batch_size]})).mark_rule(strokeDash=[4, 4]).encode(x=x)
+    return (chart + rule).properties(height=300, title="σ for the same (ε, δ): the authors' MA128 vs RDP").to_dict(
+        validate=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def schedule_texts(fields: tuple, _request: DpscdCalibrate) -> tuple[str, str]:
+    """The plan's schedule as JSON and CSV (one row per phase), cached: its privacy block runs the PLD accountant."""
+    schedule = report(_request).result.schedule()
+    return render(schedule, "json"), render(schedule, "csv")
+
+
+def ma128_metric(column, answer) -> None:
+    """The authors' σ, or why MA128 has none (the target is at or below its floor ln(1/δ)/128), with the nearest
+    target it answers one click away."""
+    sigma = answer["comparison"]["noise_multiplier"]
+    if sigma is not None:
+        column.metric("σ (MA128, the thesis)", noise_text(sigma), help="MA128: moments accountant, orders 1..128 "
+                      "(an upper bound), the thesis's calibration")
+        return
+    floor = dpscd.epsilon_floor(delta=answer["target_delta"])
+    nearest = rounded_up(floor * (1 + 1e-9))
+    column.metric("σ (MA128, the thesis)", "none")
+    column.caption(f"MA128, the thesis's accountant, certifies no ε at or below ln(1/δ)/128 = {floor:.4g} at "
+                   f"δ = {answer['target_delta']:g}, whatever the noise. Raise ε above it (or raise δ); the RDP σ "
+                   f"beside it holds for ε = {answer['target_epsilon']:g}.")
+    column.button(f"Set ε to {nearest}", on_click=setter(EPSILON_KEY, nearest), key="dpscd-nearest-epsilon")
+
+
+def epochs_fix(form: Form, request: DpscdCalibrate | None, answer) -> None:
+    """Under a refused plan with no iteration (T = ⌊E·N/L⌋ = 0), the least epochs that give one, one click away."""
+    if answer is not None or request is None or form.values.get("epochs") is None:
+        return
+    least = request.batch_size / request.examples
+    if request.epochs < least:
+        nearest = rounded_up(least * (1 + 1e-9))
+        st.button(f"Set epochs to {nearest} (one iteration: E·N/L = 1)", on_click=setter(EPOCHS_KEY, nearest),
+                  key="dpscd-nearest-epochs")
 
 
 def dpscd_tab() -> None:
@@ -47,31 +129,43 @@ def dpscd_tab() -> None:
     left, right = st.columns([1, 2])
     with left:
         form = Form(DpscdCalibrate)
-        form.field("target_epsilon", "ε", default="0.1")
+        form.field("target_epsilon", "ε", default="0.1", key=EPSILON_KEY)
         form.field("target_delta", "δ", default="1e-3")
         form.field("examples", "Examples N", default="347786")
-        form.field("epochs", "Epochs E", default="50")
+        form.field("epochs", "Epochs E", default="50", key=EPOCHS_KEY)
         form.field("batch_size", "Batch size L (marked on the chart)", default="1000")
         request = form.build(accountant=DPSCD_ACCOUNTANT)
         answer = form.answer(request)
+        epochs_fix(form, request, answer)
     if answer is None:
+        with right:
+            st.info("The σ chart and the downloads need a plan: change the input marked in red on the left.")
         return
     with right:
         columns = st.columns(3)
-        columns[0].metric("σ (MA128, the thesis)", f"{answer['comparison']['noise_multiplier']:.6g}")
-        columns[1].metric(f"σ ({answer['accountant'].upper()})", f"{answer['noise_multiplier']:.6g}")
+        ma128_metric(columns[0], answer)
+        rdp_label = accountant_label(answer["accountant"], "upper bound")
+        columns[1].metric(f"σ ({rdp_label})", noise_text(answer["noise_multiplier"]),
+                          help=f"least σ with ε ≤ {answer['target_epsilon']:g} under the {rdp_label}; {SAMPLING}")
         columns[2].metric("Iterations T", f"{answer['steps']}",
-                          help=f"sample rate q = L/N = {answer['sample_rate']:.4g}")
-        frame = sigma_by_batch(request)
-        chart = alt.Chart(frame).mark_line(point=True).encode(
-            x=alt.X("batch size L", scale=alt.Scale(type="log")), y="σ", color="accountant", tooltip=list(frame))
-        rule = alt.Chart(pd.DataFrame({"batch size L": [request.batch_size]})).mark_rule(strokeDash=[4, 4]).encode(
-            x="batch size L")
-        st.altair_chart((chart + rule).properties(height=300, title="σ for the same (ε, δ): the authors' MA128 vs "
-                                                                    "RDP"), width="stretch")
-        st.caption("Poisson sampling at rate L/N, add/remove-one neighbours; MA128 is the classic moments accountant "
-                   "(orders 1..128) the thesis used.")
+                          help=f"T = ⌊E·N/L⌋; sample rate q = L/N = {answer['sample_rate']:.4g}")
+        if answer["steps"] == 1:
+            st.caption(f"One iteration: E·N/L = {answer['epochs'] * answer['examples'] / answer['batch_size']:.3g} "
+                       "rounds down to T = 1, one noisy batch over the data.")
+        fields = tuple(request.inputs().items())
+        frame, empty = sigma_by_batch(fields, request)
+        st.vega_lite_chart(spec=sigma_chart(fields, request.batch_size, frame), width="stretch")
+        if empty:
+            st.caption(f"Not drawn: L = {', '.join(f'{batch:,}' for batch in empty)} give no iteration at "
+                       f"E = {request.epochs:g} (T = ⌊E·N/L⌋ = 0).")
+        st.caption(f"{SAMPLING}; MA128 is the classic moments accountant (orders 1..128) the thesis used, RDP an "
+                   "upper bound on the same mechanism.")
         st.caption(answer.statement)
+        downloads = st.columns(3)
+        for column, (index, name) in zip(downloads, ((0, "JSON"), (1, "CSV")), strict=False):
+            column.download_button(f"Schedule {name}", lambda i=index: schedule_texts(fields, request)[i],
+                                   file_name=f"dpscd_schedule.{name.lower()}", on_click="ignore")
+        downloads[2].download_button("σ by batch size CSV", frame.to_csv(index=False), file_name="dpscd_sigma.csv")
 
 
 def dampening_tab() -> None:
@@ -85,14 +179,19 @@ def dampening_tab() -> None:
     answer = form.answer(replace(request, staleness_values=tuple(np.linspace(0.0, 2.0 * threshold, 97))))
     if answer is None:
         return
-    curves = {"AdaSGD e^{-βτ}": answer["dampening"], "DynSGD 1/(1+τ)": answer["inverse_dampening"]}
-    frame = pd.DataFrame([{"staleness τ": float(tau), "Λ(τ)": value, "dampening": name}
-                          for name, values in curves.items() for tau, value in values.items()])
+    frame = pd.DataFrame({"staleness τ": [float(tau) for tau in answer["dampening"]],
+                          "AdaSGD e^{-βτ}": list(answer["dampening"].values()),
+                          "DynSGD 1/(1+τ)": list(answer["inverse_dampening"].values())})
+    long = frame.melt("staleness τ", var_name="dampening", value_name="Λ(τ)")
     st.metric("β", f"{answer['beta']:.6f}",
               help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")
-    chart = alt.Chart(frame).mark_line().encode(x="staleness τ", y="Λ(τ)", color="dampening")
+    chart = alt.Chart(long).mark_line().encode(
+        x="staleness τ", y="Λ(τ)", color=alt.Color("dampening", legend=alt.Legend(orient="bottom", title=None)))
     st.altair_chart(chart.properties(height=300), width="stretch")
     st.caption(answer.statement)
+    left, right = st.columns(2)
+    left.download_button("Dampening JSON", json.dumps(answer.to_dict(), indent=2), file_name="dampening.json")
+    right.download_button("Dampening curves CSV", frame.to_csv(index=False), file_name="dampening.csv")
 
 
 def byzantine_tab() -> None:
@@ -110,7 +209,12 @@ def byzantine_tab() -> None:
         except ValueError as error:  # too few workers for this rule: said in its row
             rows.append({"rule": rule, "requirement": byzantine.requirement_text(rule=rule), "max f": None,
                          "source": str(error)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True)
+    left, right = st.columns(2)
+    left.download_button("Table JSON", json.dumps({"workers": request.workers, "rules": rows}, indent=2),
+                         file_name="byzantine.json")
+    right.download_button("Table CSV", table.to_csv(index=False), file_name="byzantine.csv")
 
 
 def main() -> None:
