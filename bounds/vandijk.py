@@ -616,7 +616,7 @@ def theorem3(*, sizes, client_size: int, sigma: float, epsilon: float, delta: fl
               hypothesis("max_i s_i/N_c <= r0/sigma", max_rate, "<=", r0 / sigma, "L177"),
               Hypothesis("integer lambda >= 1 with lambda+1 <= c0 eps/(2 S2), lambda <= sigma^2",
                          lambda_max >= 1, f"lambda_max = {lambda_max}", "L1023-1025"))
-    return Theorem3Result(rounds=rounds, moments=moments, rho=rho, rho_hat=rho_hat, r0=r0, r=constants.r,
+    return Theorem3Result(rounds=rounds, moments=moments, rho=rho, rho_hat=rho_hat, r0=constants.r0, r=constants.r,
                           c1=c1, c0=c0, branch=branch, delta=delta_proved, sigma_lower_bound=bound,
                           lambda_max=lambda_max, hypotheses=checks)
 
