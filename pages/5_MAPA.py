@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import epsilon_text, theorem_label
+from fedplan.pages.widgets import Form, form_page, literal
+from fedplan.planner.display import number_text, theorem_label
 from fedplan.planner.export import render
 from fedplan.planner.tasks.mapa import Schedule
 
@@ -27,6 +27,9 @@ FIELDS = (
     ("edges", "Edge nodes K", None), ("iterations", "Iterations T", "25000"),
     ("initial_gap", "Initial gap F₀ (the paper gives none)", "100"),
 )
+#: The stage table's columns as the page shows them.
+TABLE = {"index": "stage", "start": "from t", "end": "to t", "iterations": "iterations", "P": "P_s",
+         "learning_rate": "step size γ_s", "sensitivity": "sensitivity ΔS_s", "noise_scale": "noise scale λ_s"}
 
 
 def inputs() -> tuple[Form, Schedule | None]:
@@ -38,39 +41,89 @@ def inputs() -> tuple[Form, Schedule | None]:
     return form, form.build()
 
 
-def stage_chart(rows: list[dict]) -> alt.Chart:
-    frame = pd.DataFrame(rows)
-    base = alt.Chart(frame).encode(x=alt.X("start", title="iteration t"), x2="end")
-    step = base.mark_bar(height=12).encode(y=alt.Y("learning_rate", title="step size γ_s", scale=alt.Scale(
-        type="log")), tooltip=["index", "start", "end", "P", "learning_rate", "sensitivity"])
-    sensitivity = base.mark_bar(height=12, color="#d62728").encode(
-        y=alt.Y("sensitivity", title="sensitivity ΔS_s", scale=alt.Scale(type="log")))
-    return alt.vconcat(step.properties(height=180), sensitivity.properties(height=180))
+def stage_chart(rows: list[dict]) -> alt.VConcatChart:
+    """γ_s, and ΔS_s with λ_s, as step lines over the iterations t (log axis: the first stages last 1, 4, 13, …
+    iterations, the last thousands); one point per stage start, the last stage drawn to its end."""
+    points = [{"t": row["start"], "stage": row["index"], "step size γ_s": row["learning_rate"],
+               "sensitivity ΔS_s": row["sensitivity"], "noise scale λ_s": row["noise_scale"]} for row in rows]
+    points.append({**points[-1], "t": rows[-1]["end"]})
+    frame = pd.DataFrame(points)
+    x = alt.X("t:Q", title="iteration t (log scale)", scale=alt.Scale(type="log"))
+    step = alt.Chart(frame).mark_line(interpolate="step-after", point=True).encode(
+        x=x, y=alt.Y("step size γ_s:Q", title="step size γ_s", scale=alt.Scale(zero=True)),
+        tooltip=["stage", "t", alt.Tooltip("step size γ_s:Q", format=".4g")])
+    folded = alt.Chart(frame).transform_fold(["sensitivity ΔS_s", "noise scale λ_s"], as_=["quantity", "value"])
+    scales = folded.mark_line(interpolate="step-after", point=True).encode(
+        x=x, y=alt.Y("value:Q", title="ΔS_s and λ_s (log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("quantity:N", title=None, legend=alt.Legend(orient="top")),
+        tooltip=["stage", "t", "quantity:N", alt.Tooltip("value:Q", format=".4g")])
+    return alt.vconcat(step.properties(height=160, title="Step size per stage"),
+                       scales.properties(height=180, title="Sensitivity and noise scale per stage"))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def stage_spec(fields: tuple, _rows: list[dict]) -> dict:
+    """The chart's Vega-Lite spec, built and validated once per request, not on every rerun."""
+    return stage_chart(_rows).to_dict()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def exports(fields: tuple, _plan) -> dict[str, str]:
+    """The schedule as JSON (change-points, metadata, statement) and as CSV: one row per stage, with the
+    cumulative ε (basic composition) at its end."""
+    schedule = _plan.schedule()
+    return {"json": render(schedule, "json"),
+            "csv": render(schedule, "csv", cumulative_epsilon=_plan.cumulative_epsilon())}
+
+
+def step_size_words(report) -> str:
+    """What sets the step size, in words (li Alg. 1 L345-383, Eq. (16) L326)."""
+    stages = report["stages"]
+    first, last = stages[0]["learning_rate"], stages[-1]["learning_rate"]
+    change = abs(last - first) / first
+    trend = (f"it stays at {number_text(first)} (it changes by {change:.2%})" if change < 0.01 else
+             f"it goes from {number_text(first)} to {number_text(last)} over {len(stages)} stages")
+    text = (f"Step size γ_s = 1/(2 P_s L (τ + 1)) (Alg. 1, Eq. (16)): {trend}; P_s from "
+            f"{number_text(stages[0]['P'])} to {number_text(stages[-1]['P'])}.")
+    if report["noise_model"] == "corrected":
+        text += (" With the corrected noise model the noise's E‖η‖² = N(N+1)λ² grows with the model dimension N, and "
+                 "P_s with it: a larger N gives a smaller step size (the paper's model, 2λ², ignores N).")
+    return text
 
 
 def main() -> None:
     st.title("MAPA (Li et al.): the multi-stage adaptive schedule")
     st.latex(r"\gamma_s = \frac{1}{2 P_s L(\tau+1)},\quad \Delta S_{s+1} = \theta\,\Delta S_s,\quad "
              r"\lambda_s = \Delta S_s/\varepsilon \quad\text{(Alg. 1 L345-383, Eq. (15)-(16) L318-326)}")
-    report, right, _ = form_page(inputs)
+    report, right, request = form_page(inputs, keep="mapa_last_valid")
     if report is None:
         return
     privacy, stages = report["privacy"], report["stages"]
+    fields = tuple(request.inputs().items())
     with right:
         columns = st.columns(4)
         columns[0].metric(theorem_label("Stages", report["hypotheses"]), f"{report['num_stages']}")
-        columns[1].metric("ε total, all uploads (basic)", epsilon_text(privacy["basic_epsilon"]))
-        columns[2].metric("ε per edge (basic)", epsilon_text(privacy["per_edge_epsilon"]))
-        columns[3].metric("ε per edge (advanced)", epsilon_text(privacy["advanced_epsilon"]),
+        columns[1].metric("ε total, all uploads (basic)", number_text(privacy["basic_epsilon"], up=True))
+        columns[2].metric("ε per edge (basic)", number_text(privacy["per_edge_epsilon"], up=True))
+        columns[3].metric("ε per edge (advanced)", number_text(privacy["advanced_epsilon"], up=True),
                           help=f"at δ = {privacy['advanced_delta']:g}")
+        st.caption("Pure ε-DP uploads (Laplace-type noise, li Eq. (6)), replace-one neighbouring mini-batches, drawn "
+                   "with replacement: no sampling amplification. Totals by basic composition over all "
+                   f"{number_text(report['iterations'], 12)} uploads, and per edge (round robin) by basic and advanced "
+                   "composition (Dwork & Roth Thm 3.16, 3.20); upper bounds, rounded up.")
         if not report["hypotheses_hold"]:
             st.warning("A hypothesis of the paper fails for this schedule (see the table).")
-        st.altair_chart(stage_chart(stages), width="stretch")
-        st.dataframe(pd.DataFrame(stages)[["index", "start", "end", "iterations", "P", "learning_rate",
-                                           "sensitivity", "noise_scale"]], hide_index=True)
+        st.vega_lite_chart(spec=stage_spec(fields, stages), width="stretch")
+        st.caption(step_size_words(report))
+        table = pd.DataFrame(stages)[list(TABLE)].rename(columns=TABLE)
+        st.dataframe(table, hide_index=True, column_config={
+            name: st.column_config.NumberColumn(format="%.4g") for name in list(TABLE.values())[4:]})
         st.dataframe(pd.DataFrame(report["hypotheses"]), hide_index=True)
-        st.caption(report.statement)
-        st.download_button("Schedule JSON", render(report.result.schedule(), "json"), file_name="mapa_schedule.json")
+        st.caption(literal(report.statement))
+        files = exports(fields, report.result)
+        json_column, csv_column = st.columns(2)
+        json_column.download_button("Schedule JSON", files["json"], file_name="mapa_schedule.json")
+        csv_column.download_button("Schedule CSV (one row per stage)", files["csv"], file_name="mapa_schedule.csv")
 
 
 main()

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import pytest
+from markdown_it import MarkdownIt
+
 from fedplan.planner.tasks.mapa import Schedule
-from tests.pages.helpers import error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
+
+#: P₁ with the Theorem 3 start and the paper's noise model, σ cancelling (spec li_mapa chk A8), at the paper's
+#: settings b = 12, ε = 0.1, δ = 1e-3, θ = 0.5, τ = 5: 2(bε²(1 − √(1 − δ)) + 8)/(b²ε²θ²(τ + 1)) = 7.407463 (TV-M5).
+P1 = 2 * (12 * 0.1**2 * (1 - (1 - 1e-3) ** 0.5) + 8) / (12**2 * 0.1**2 * 0.5**2 * 6)
+#: γ₁ = 1/(2 P₁ L (τ + 1)) (Alg. 1, li Eq. (16)) at L = 10, τ = 5.
+GAMMA1 = 1 / (2 * P1 * 10 * 6)
 
 
 def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
     page = open_page("5_MAPA.py")
     assert not page.exception and not page.error
     assert (metric(page, "ε total"), metric(page, "ε per edge (basic)"), metric(page, "ε per edge (advanced)")) == (
-        "2500.0000", "500.0000", "86.5162")  # spec TV-A1
+        "2 500", "500", "86.52")  # spec TV-A1: 2500, 500, 86.5162 (rounded up)
     corrected_stages = int(metric(page, "Stages"))
     page.radio[0].set_value("paper").run()
     assert not page.exception and int(metric(page, "Stages")) > corrected_stages
@@ -23,7 +32,57 @@ def test_mapa_page_takes_one_upload_epsilon_per_edge():
     page = open_page("5_MAPA.py")
     page.text_input[0].set_value("0.1 0.1 0.1 0.1 0.2").run()  # as on the command line: one value per edge
     assert not page.exception and not page.error
-    assert metric(page, "ε total") == "5000.0000"  # basic composition over T uploads at the largest ε
+    assert metric(page, "ε total") == "5 000"  # basic composition over T uploads at the largest ε
     page.text_input[0].set_value("0.1, 0.2").run()
     assert errors(page) == [refusal(Schedule, iterations=25000, initial_gap=100, upload_epsilon=(0.1, 0.2))]
     assert error_under(page, "ε per upload") == errors(page)[0]
+
+
+def test_mapa_page_totals_are_formatted_for_people():
+    """T = 1e8 showed "10000000.0000"; now "1e7" (basic composition: 1e8 uploads of ε = 0.1)."""
+    page = open_page("5_MAPA.py")
+    page.text_input[8].set_value("1e8").run()
+    assert not page.exception and metric(page, "ε total") == "1e7" and metric(page, "ε per edge (basic)") == "2e6"
+
+
+def test_mapa_page_statement_renders_without_italics():
+    """The statement's "j*epsilon_k, at worst b*epsilon_k" rendered "epsilon_k, at worst b" in italics."""
+    page = open_page("5_MAPA.py")
+    [statement] = [caption.value for caption in page.caption if caption.value.startswith("MAPA (Li et al.")]
+    html = MarkdownIt().render(statement)
+    assert "<em>" not in html and "costs j*epsilon_k, at worst b*epsilon_k = 1.2 per upload" in html
+
+
+def test_mapa_page_draws_the_stages_over_the_iterations():
+    """The step-size chart was bars from t = start to end on a linear axis: the first stages (1, 4, 13 iterations
+    of 25 000) invisible, one flat bar. Now step lines over a log t axis, a point per stage and the last stage's end;
+    γ₁ is the paper's 1/(2P₁L(τ+1)) with P₁ from the closed form (spec chk A8)."""
+    page = open_page("5_MAPA.py")
+    page.radio[0].set_value("paper").run()
+    [(spec, [frame])] = charts(page)
+    step, scales = spec["vconcat"]
+    assert step["mark"]["type"] == scales["mark"]["type"] == "line"
+    assert step["encoding"]["x"]["scale"]["type"] == "log" and scales["encoding"]["y"]["scale"]["type"] == "log"
+    stages = Schedule(iterations=25000, initial_gap=100).run()["stages"]
+    assert list(frame["t"]) == [row["start"] for row in stages] + [25000]
+    assert frame["step size γ_s"][0] == pytest.approx(GAMMA1, rel=1e-6) and GAMMA1 == pytest.approx(1.1249916e-3,
+                                                                                                       rel=1e-7)
+    assert "goes from 0.001125 to 7.542e-4 over 9 stages" in next(
+        caption.value for caption in page.caption if caption.value.startswith("Step size"))
+
+
+def test_mapa_page_exports_a_compact_schedule(monkeypatch):
+    """The CSV was 811 KB (a row per iteration); now a row per stage (9 rows, under 2 KB) with the cumulative ε
+    (basic composition) at each stage's end, and the paper's step size."""
+    files = capture_downloads(monkeypatch)
+    page = open_page("5_MAPA.py")
+    page.radio[0].set_value("paper").run()
+    text = files["mapa_schedule.csv"]()
+    rows = [line.split(",") for line in text.splitlines() if not line.startswith("#")]
+    header, body = rows[0], rows[1:]
+    assert len(text) < 2048 and len(body) == int(metric(page, "Stages")) == 9
+    assert [int(row[header.index("rounds")]) for row in body][:4] == [1, 4, 13, 51]
+    assert float(body[0][header.index("learning_rate")]) == pytest.approx(GAMMA1, rel=1e-12)
+    assert [round(float(row[header.index("P")]), 6) for row in body][:4] == [7.407463, 7.40763, 7.408297, 7.410964]
+    assert float(body[-1][header.index("cumulative_epsilon")]) == pytest.approx(2500, rel=1e-12)
+    assert "mapa_schedule.json" in files
