@@ -168,6 +168,15 @@ def dpscd_tab() -> None:
         downloads[2].download_button("σ by batch size CSV", frame.to_csv(index=False), file_name="dpscd_sigma.csv")
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def dampening_chart(threshold: float, _frame: pd.DataFrame) -> dict:
+    """The dampening curves' Vega-Lite spec, cached on τ_thres (Altair's validation skipped)."""
+    long = _frame.melt("staleness τ", var_name="dampening", value_name="Λ(τ)")
+    return alt.Chart(long).mark_line().encode(
+        x="staleness τ", y="Λ(τ)", color=alt.Color("dampening", legend=alt.Legend(orient="bottom", title=None)),
+    ).properties(height=300).to_dict(validate=False)
+
+
 def dampening_tab() -> None:
     st.latex(r"\Lambda(\tau) = e^{-\beta\tau},\quad \beta = \frac{2\ln(1+\tau_{thres}/2)}{\tau_{thres}}"
              r"\quad\text{(AdaSGD, L612)}")
@@ -182,12 +191,9 @@ def dampening_tab() -> None:
     frame = pd.DataFrame({"staleness τ": [float(tau) for tau in answer["dampening"]],
                           "AdaSGD e^{-βτ}": list(answer["dampening"].values()),
                           "DynSGD 1/(1+τ)": list(answer["inverse_dampening"].values())})
-    long = frame.melt("staleness τ", var_name="dampening", value_name="Λ(τ)")
     st.metric("β", f"{answer['beta']:.6f}",
               help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")
-    chart = alt.Chart(long).mark_line().encode(
-        x="staleness τ", y="Λ(τ)", color=alt.Color("dampening", legend=alt.Legend(orient="bottom", title=None)))
-    st.altair_chart(chart.properties(height=300), width="stretch")
+    st.vega_lite_chart(spec=dampening_chart(threshold, frame), width="stretch")
     st.caption(answer.statement)
     left, right = st.columns(2)
     left.download_button("Dampening JSON", json.dumps(answer.to_dict(), indent=2), file_name="dampening.json")
