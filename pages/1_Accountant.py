@@ -2,22 +2,25 @@
 
 Thin over :mod:`fedplan.planner.tasks.accounting`: each task builds the request of ``fedplan epsilon`` or ``fedplan
 calibrate …`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report (cached), the assumptions behind
-it, and ε against steps.
+it, ε against steps (cached on the request), and JSON and CSV downloads of what it computed.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from dataclasses import replace
 
-import altair as alt
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import accounting, sampling
+from fedplan.bounds import sampling
+from fedplan.pages.accountant_curves import accountant_name, epsilon_curve
 from fedplan.pages.widgets import Form, report
-from fedplan.planner.display import accountant_label, epsilon_text
+from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
+from fedplan.planner.tasks.base import Report
 from fedplan.planner.uploads import segments_from_upload
 
 st.set_page_config(page_title="fedplan: privacy accountant", layout="wide")
@@ -31,6 +34,15 @@ CALIBRATIONS = {"noise_multiplier": CalibrateNoise, "steps": CalibrateSteps, "sa
 #: The schedule's fields as the page labels them, with the page's defaults.
 SCHEDULE_FIELDS = (("sample_rate", "Sample rate q (share of the data per step)", "0.01"),
                    ("noise_multiplier", "Noise multiplier σ", "1.1"), ("steps", "Steps T", "10000"))
+#: The session-state key of the calibration's target ε box (the one-click fix of an unreachable target sets it).
+TARGET_KEY = "calibration_target_epsilon"
+#: A calibration's refusal when the target is out of reach at the end of the parameter's range
+#: (``bounds.accounting._infeasible_message``): the parameter, its end value and the ε there.
+UNREACHABLE = re.compile(r"^target_epsilon=\S+ cannot be met: even (\w+)=(\S+) .* gives ε=([0-9.e+-]+) ")
+#: The columns of the CSV export, in order (a row leaves blank what its answer does not have).
+CSV_COLUMNS = ("role", "accountant", "steps", "epsilon", "delta", "parameter", "value", "target_epsilon",
+               "sample_rate", "noise_multiplier", "sampling", "neighboring_relation", "dataset_size",
+               "client_sample_rate")
 
 
 def sampling_fields(form: Form) -> None:
@@ -50,40 +62,95 @@ def fast_accountant(request) -> str | None:
     return "rdp" if found is not None and found.rdp_method else None
 
 
-def epsilon_chart(request: Epsilon, pld_points: list[tuple[int, float]]):
-    steps = request.steps
-    grid = np.unique(np.geomspace(1, max(2 * steps, 10), 120).astype(int))
-    frames = [pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD")]
-    found = sampling.MECHANISMS[(request.sampling, request.neighboring_relation)]
-    curve_name = "exact" if found.exact_method else "RDP"
-    if found.rdp_method or found.exact_method:
-        curve = accounting.epsilon_curve(sample_rate=request.sample_rate, noise_multiplier=request.noise_multiplier,
-                                         steps=grid, delta=request.delta, sampling=request.sampling,
-                                         neighboring_relation=request.neighboring_relation,
-                                         dataset_size=request.dataset_size)
-        frames = [pd.DataFrame({"steps": grid, "epsilon": curve, "accountant": curve_name})]
-        if not found.exact_method:
-            frames.append(pd.DataFrame(pld_points, columns=["steps", "epsilon"]).assign(accountant="PLD"))
-    frame, pld_frame = frames[0], frames[-1]
-    colour = alt.Color("accountant", scale=alt.Scale(domain=["PLD", "RDP", "exact"],
-                                                     range=["#d62728", "#1f77b4", "#2ca02c"]))
-    line = alt.Chart(frame).mark_line().encode(x=alt.X("steps", scale=alt.Scale(type="log")), y="epsilon",
-                                               color=colour)
-    dots = alt.Chart(pld_frame).mark_point(filled=True, size=70).encode(x="steps", y="epsilon", color=colour)
-    rule = alt.Chart(pd.DataFrame({"steps": [steps]})).mark_rule(strokeDash=[4, 4]).encode(x="steps")
-    return (line + dots + rule).properties(height=320)
+def model_fields(values) -> dict:
+    """The sampling model an answer was accounted for."""
+    return {name: values.get(name) for name in ("sampling", "neighboring_relation", "dataset_size",
+                                                 "client_sample_rate")}
 
 
-def pld_curve_points(request: Epsilon) -> list[tuple[int, float]]:
-    """PLD ε of the same schedule at a few step counts (each one the request with other steps)."""
-    points = sorted({max(1, int(t)) for t in np.geomspace(1, 2 * request.steps, 6)} | {request.steps})
-    progress = st.progress(0.0, text="PLD ε along the curve")
-    values = []
-    for index, t in enumerate(points):
-        values.append((t, report(replace(request, steps=t))["epsilon"]))
-        progress.progress((index + 1) / len(points), text=f"PLD ε at {t} steps")
-    progress.empty()
-    return values
+def answer_row(role: str, answer: Report) -> dict:
+    """One CSV row of an ε answer or a calibration."""
+    values = answer.values
+    row = {"role": role, "accountant": accountant_name(answer), "epsilon": values["epsilon"], **model_fields(values)}
+    if "parameter" in values:
+        fixed = values["fixed"]
+        return {**row, "delta": values["target_delta"], "parameter": values["parameter"], "value": values["value"],
+                "target_epsilon": values["target_epsilon"], **fixed}
+    segments = values["segments"]
+    one = segments[0] if len(segments) == 1 else {}
+    return {**row, "delta": values["delta"], "steps": sum(item["steps"] for item in segments),
+            "sample_rate": one.get("sample_rate"), "noise_multiplier": one.get("noise_multiplier")}
+
+
+def downloads(stem: str, task: str, answers: dict[str, Report], curve: pd.DataFrame | None = None,
+              model: dict | None = None) -> None:
+    """JSON and CSV downloads of what the page computed: each answer (its accountant, guarantee, sampling,
+    neighbouring relation, δ and statement) and the ε-against-steps curve drawn, if any."""
+    curve_rows = [] if curve is None else curve.to_dict("records")
+    document = {"task": task, **{role: answer.to_dict() for role, answer in answers.items()},
+                **({"curve": curve_rows, "curve_model": model} if curve is not None else {})}
+    rows = [answer_row(role, answer) for role, answer in answers.items()]
+    rows += [{**(model or {}), **row} for row in curve_rows]
+    left, right = st.columns(2)  # the texts are made on a click only (deferred downloads)
+    left.download_button("Download JSON", lambda: json.dumps(document, indent=2, default=list),
+                         file_name=f"{stem}.json", mime="application/json")
+    right.download_button("Download CSV", lambda: pd.DataFrame(rows, columns=list(CSV_COLUMNS)).to_csv(index=False),
+                          file_name=f"{stem}.csv", mime="text/csv")
+
+
+def shown_epsilon(value: float) -> str:
+    """ε rounded up (:func:`epsilon_text`) to 5 significant digits, at most 4 decimals: 5.1927, 15.783, 15838."""
+    if value == 0:
+        return "0"
+    return epsilon_text(value, min(4, max(0, 4 - math.floor(math.log10(value)))))
+
+
+def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
+    """Show ε of a schedule: the headline by its accountant, RDP beside a PLD answer with how far above it lies,
+    and plain words for ε = 0 and for a fallback to RDP. Returns the answers shown, by role (for the exports)."""
+    metrics = st.columns(3)
+    metrics[0].metric(f"ε ({accountant_name(tight)})", shown_epsilon(tight["epsilon"]))
+    compared = rdp if rdp is not None and tight["accountant"] == "pld" else None
+    if compared is not None:
+        metrics[1].metric(f"ε ({accountant_name(compared)})", shown_epsilon(compared["epsilon"]))
+        if tight["epsilon"] > 0:
+            gap = 100 * (compared["epsilon"] / tight["epsilon"] - 1)
+            label = ("RDP overstates ε by" if tight["bound"] == "tight" else
+                     f"RDP bound {'above' if gap >= 0 else 'below'} the PLD bound by")
+            metrics[2].metric(label, f"{abs(gap):.3g} %")
+    elif rdp is None and tight["accountant"] == "pld":
+        metrics[1].caption("No RDP bound is implemented for this sampling: PLD only.")
+    if tight["epsilon"] == 0:
+        st.info(f"ε = 0 at δ = {tight['delta']:g}: "
+                + ("a record is used at all with probability at most δ, so the run reveals nothing except with "
+                   "probability δ (the participation bound)." if tight["accountant"] == "participation" else
+                   f"the {accountant_name(tight)} accountant certifies (0, δ)-DP; all the privacy loss is in δ."))
+    if tight["fallback_reason"]:
+        st.warning(f"{tight['fallback_reason']}. The tight PLD ε was not computed: the number shown is the RDP "
+                   "upper bound, at least the tight ε.")
+    st.caption(tight.statement)
+    return {"answer": tight, **({"comparison": compared} if compared is not None else {})}
+
+
+def epsilon_answers(form: Form, request: Epsilon) -> tuple[Report, Report | None] | None:
+    """The request's answer and, where the run has an RDP bound, RDP's; None after showing why not."""
+    second = fast_accountant(request)
+    tight = form.answer(request)
+    rdp = form.answer(replace(request, accountant=second)) if second and tight is not None else None
+    return None if tight is None or (second and rdp is None) else (tight, rdp)
+
+
+def kept(key: str, found, request, right, recompute):
+    """``(found, request)`` when the inputs were answered (remembered under ``key``); else the answer of the last
+    answered inputs of this task, under a note saying so (the error stays under its box), or ``(None, None)``."""
+    if found:
+        st.session_state[key] = request
+        return found, request
+    last = st.session_state.get(key)
+    if last is None:
+        return None, None
+    right.info("The answer below is for the last valid inputs: correct the box marked in red to update it.")
+    return recompute(last), last
 
 
 def epsilon_page() -> None:
@@ -96,24 +163,20 @@ def epsilon_page() -> None:
         sampling_fields(form)
         show_curve = st.checkbox("Add PLD points to the curve (slower)", value=False)
         request = form.build(time_budget=TIME_BUDGET)
-        pld = form.answer(request)
-        second = request and fast_accountant(request)
-        rdp = form.answer(replace(request, accountant=second)) if second else None
-    if pld is None or (second and rdp is None):
+        found = request and epsilon_answers(form, request)
+    found, request = kept("accountant_epsilon", found, request, right, lambda last: epsilon_answers(form, last))
+    if found is None:
         return
+    tight, rdp = found
     with right:
-        first, middle, third = st.columns(3)
-        first.metric(f"ε ({accountant_label(pld['accountant'], pld['bound'])})", epsilon_text(pld["epsilon"]))
-        if rdp is not None and pld["accountant"] != "rdp":
-            middle.metric("ε (RDP)", epsilon_text(rdp["epsilon"]))
-            third.metric("RDP overstates ε by", f"{100 * (rdp['epsilon'] / pld['epsilon'] - 1):.1f} %")
-        elif rdp is None and pld["accountant"] == "pld":
-            middle.caption("No RDP bound is implemented for this sampling: PLD only.")
-        st.caption(pld.statement)
-        if pld["fallback_reason"]:
-            st.warning(pld["fallback_reason"])
-        points = pld_curve_points(request) if show_curve or not second else [(request.steps, pld["epsilon"])]
-        st.altair_chart(epsilon_chart(request, points), width="stretch")
+        answers = epsilon_answer(tight, rdp)
+        curve, refused, spec = epsilon_curve(request, tight, with_points=show_curve)
+        st.vega_lite_chart(spec=spec, width="stretch")
+        if refused:
+            st.caption("No tight ε at " + "; ".join(refused))
+        downloads("epsilon", "epsilon", answers, curve,
+                  {"delta": request.delta, "sample_rate": request.sample_rate,
+                   "noise_multiplier": request.noise_multiplier, **model_fields(tight.values)})
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -138,18 +201,32 @@ def schedule_file_page() -> None:
         form.error(str(error))
         return
     request = form.build(segments=segments, time_budget=TIME_BUDGET)
-    names = ("pld", "rdp") if request and fast_accountant(request) else ("pld",)
+    second = request and fast_accountant(request)
     with right, st.spinner("Accounting the schedule…"):
-        results = {name: form.answer(request and replace(request, accountant=name)) for name in names}
-    if None in results.values():
+        tight = form.answer(request)
+        rdp = form.answer(replace(request, accountant=second)) if second else None
+    if tight is None or (second and rdp is None):
         return
     with right:
-        first, second = st.columns(2)
-        tight = results["pld"]
-        first.metric(f"ε ({accountant_label(tight['accountant'], tight['bound'])})", epsilon_text(tight["epsilon"]))
-        if "rdp" in results and tight["accountant"] != "rdp":
-            second.metric("ε (RDP)", epsilon_text(results["rdp"]["epsilon"]))
-        st.caption(tight.statement)
+        downloads("schedule_epsilon", "epsilon of a schedule file", epsilon_answer(tight, rdp))
+
+
+def calibrated_text(parameter: str, value: float) -> str:
+    """A calibrated value as the page shows it: steps whole and in full (never 1.23457e+06), σ and q with the 6
+    significant digits the calibration rounded them to (σ up, q down: the value shown meets the target)."""
+    return str(int(value)) if parameter == "steps" else f"{value:.6g}"
+
+
+def reachable_target(message: str) -> tuple[str, str] | None:
+    """For a refusal of an unreachable target ε: the nearest target that can be met, the ε reached at the end of
+    the parameter's range rounded up to 3 significant digits (as the target box shows it), and why; else None."""
+    found = UNREACHABLE.match(message)
+    if found is None:
+        return None
+    parameter, end, reached = found.group(1), found.group(2), float(found.group(3))
+    digits = 2 - math.floor(math.log10(reached)) if reached > 0 else 0
+    target = math.ceil(reached * 10**digits * (1 + 1e-9)) / 10**digits
+    return f"{target:.{max(digits, 0)}f}", f"{parameter} = {end}, the end of its range, reaches ε = {reached:g}"
 
 
 def calibration_page() -> None:
@@ -157,27 +234,48 @@ def calibration_page() -> None:
     with left:
         parameter = st.radio("Solve for", list(CALIBRATIONS), horizontal=True)
         form = Form(CALIBRATIONS[parameter])
-        form.field("target_epsilon", "Target ε", default="2")
+        form.field("target_epsilon", "Target ε", default="2", key=TARGET_KEY)
         form.field("target_delta", "Target δ", default="1e-5")
         for name, label, default in SCHEDULE_FIELDS:
             if name != parameter:
                 form.field(name, label, default=default)
         sampling_fields(form)
         request = form.build(time_budget=TIME_BUDGET)
+    answer = failure = None
     with right, st.spinner("Calibrating (RDP bracket, then PLD)…"):
-        answer = form.answer(request)
+        try:
+            answer = request and report(request)
+        except ValueError as error:
+            failure = str(error)
+    if failure is not None:
+        form.error(failure)
+        nearest = reachable_target(failure)
+        if nearest is not None:
+            right.write(f"No {parameter} meets this target. The nearest target that can be met: ε = {nearest[0]} "
+                        f"({nearest[1]}).")
+            right.button(f"Set target ε to {nearest[0]}", on_click=st.session_state.__setitem__,
+                         args=(TARGET_KEY, nearest[0]))
+    answer, request = kept(f"accountant_calibrate_{parameter}", answer, request, right, report)
     if answer is None:
         return
     with right:
-        first, second = st.columns(2)
-        label = accountant_label(answer["accountant"], answer["bound"])
-        first.metric(f"{parameter} ({label})", f"{answer['value']:.6g}",
-                     help=f"ε = {epsilon_text(answer['epsilon'], 6)}")
+        first, second, third = st.columns(3)
+        first.metric(f"{parameter} ({accountant_name(answer)})", calibrated_text(parameter, answer["value"]))
+        second.metric(f"ε reached ({accountant_name(answer)})", shown_epsilon(answer["epsilon"]),
+                      help=f"target ε = {answer['target_epsilon']:g} at δ = {answer['target_delta']:g}")
         if answer["rdp_value"] is not None and answer["accountant"] == "pld":
-            second.metric(f"{parameter} (RDP)", f"{answer['rdp_value']:.6g}")
+            third.metric(f"{parameter} (RDP upper bound)", calibrated_text(parameter, answer["rdp_value"]))
         st.caption(answer.statement)
         if answer["fallback_reason"]:
             st.warning(answer["fallback_reason"])
+        if answer["range_note"]:
+            st.info(answer["range_note"])
+        elif answer["epsilon"] < answer["target_epsilon"] / 2:
+            st.info(f"The ε reached ({shown_epsilon(answer['epsilon'])}) is far below the target "
+                    f"{answer['target_epsilon']:g}: by the {accountant_name(answer)} accountant, ε jumps past the "
+                    f"target just beyond {parameter} = {calibrated_text(parameter, answer['value'])}, so this is the "
+                    "best value it certifies.")
+        downloads(f"calibrate_{parameter}", f"calibrate {parameter}", {"answer": answer})
 
 
 def main() -> None:

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import csv
+import json
+import math
+
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
-from fedplan.planner.tasks.accounting import Epsilon
-from tests.pages.helpers import error_under, errors, metric, open_page, refusal
+from fedplan.bounds import accounting
+from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, Epsilon
+from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
 SCHEDULE = dict(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
+PAGE_BUDGET = dict(time_budget=10.0)  # the page's PLD time budget (pages/1_Accountant.py TIME_BUDGET)
+
+
+def set_schedule(app: AppTest, sample_rate: str, noise_multiplier: str, steps: str) -> AppTest:
+    for box, text in zip(app.text_input[:3], (sample_rate, noise_multiplier, steps), strict=True):
+        box.set_value(text)
+    return app.run()
+
+
+def labels(app: AppTest) -> list[str]:
+    return [m.label for m in app.metric]
 
 
 @pytest.fixture
@@ -20,7 +38,7 @@ def test_epsilon_page_shows_pld_rdp_and_assumptions(app):
     assert not app.exception and not app.error
     assert 5.1919 <= float(metric(app, "ε (PLD")) <= 5.1979
     assert metric(app, "ε (PLD") == "5.1927"  # 5.19262 rounded up, never down
-    assert metric(app, "ε (RDP)") == "5.6320"
+    assert metric(app, "ε (RDP upper bound)") == "5.6320"
     assert any("under Poisson sampling" in m.value and "add/remove-one" in m.value for m in app.caption)
 
 
@@ -30,7 +48,7 @@ def test_the_sampling_that_runs_is_accounted(app):
     assert not app.exception and not app.error
     # PLD of the symmetrised pair (docs/SAMPLING.md §1) and WBK'19's RDP, both at σ/2: far above Poisson's 5.19
     assert float(metric(app, "ε (PLD upper bound)")) > 2 * 5.1937
-    assert float(metric(app, "ε (RDP)")) > float(metric(app, "ε (PLD upper bound)"))
+    assert float(metric(app, "ε (RDP upper bound)")) > float(metric(app, "ε (PLD upper bound)"))
     assert any("under fixed-size sampling" in m.value and "replace-one" in m.value for m in app.caption)
     app.selectbox[0].set_value("with_replacement").run()
     app.selectbox[1].set_value("add_or_remove_one").run()
@@ -39,7 +57,7 @@ def test_the_sampling_that_runs_is_accounted(app):
                            "s = qN draws is Binomial(s, 1/N)"]
     app.selectbox[0].set_value("shuffle").run()
     assert not app.exception and not app.error
-    assert float(metric(app, "ε (exact)")) > 5.1937
+    assert float(metric(app, "ε (exact, upper bound)")) > 5.1937
 
 
 def test_two_stage_sampling_from_the_page(app):
@@ -64,6 +82,8 @@ def test_bad_input_is_the_requests_message_under_its_widget(app):
     assert not app.exception
     assert errors(app) == [refusal(Epsilon, **{**SCHEDULE, "sample_rate": 1.5})]
     assert error_under(app, "Sample rate q (share of the data per step)") == errors(app)[0]
+    assert metric(app, "ε (PLD, tight)") == "5.1927"  # the last valid inputs' answer stays, saying so
+    assert "last valid inputs" in app.info[0].value
     app.text_input[0].set_value("abc").run()
     assert errors(app) == ["sample_rate must be a number; got 'abc'"]
     app.text_input[0].set_value("0.01")
@@ -85,7 +105,130 @@ def test_schedule_file_task_asks_for_a_file(app):
 def test_calibration_page(app):
     app.radio[0].set_value("Calibrate a parameter").run()
     assert not app.exception and not app.error
-    pld_sigma, rdp_sigma = float(metric(app, "noise_multiplier (PLD")), float(metric(app, "noise_multiplier (RDP)"))
+    pld_sigma = float(metric(app, "noise_multiplier (PLD"))
+    rdp_sigma = float(metric(app, "noise_multiplier (RDP upper bound)"))
     assert pld_sigma < rdp_sigma
     app.radio[1].set_value("steps").run()
-    assert not app.exception and int(float(metric(app, "steps (PLD"))) > int(float(metric(app, "steps (RDP)")))
+    assert not app.exception and int(metric(app, "steps (PLD")) > int(metric(app, "steps (RDP upper bound)"))
+
+
+def test_epsilon_zero_by_the_participation_bound_is_explained_not_a_traceback(app):
+    # Browser walk: a ZeroDivisionError traceback ("RDP overstates ε by" divided by the PLD's ε = 0). At q = 1e-6
+    # for 10 steps a record is used at all with probability 1 - (1 - 1e-6)^10 = 9.99996e-6 ≤ δ = 1e-5: ε = 0.
+    assert 1 - (1 - 1e-6) ** 10 <= 1e-5
+    set_schedule(app, "1e-6", "5", "10")
+    assert not app.exception and not app.error
+    assert [(m.label, m.value) for m in app.metric] == [("ε (participation bound)", "0")]
+    assert "used at all with probability at most δ" in app.info[0].value
+
+
+def test_calibrating_the_sample_rate_for_a_tiny_target_is_an_answer(app):
+    # Browser walk: calibrating q for target ε = 0.01 showed a ZeroDivisionError traceback; PLD would need 6.7e6
+    # grid points, so the RDP answer is reported, named as the upper bound it is, with ε = 0 explained.
+    app.radio[0].set_value("Calibrate a parameter").run()
+    app.radio[1].set_value("sample_rate").run()
+    app.text_input[0].set_value("0.01").run()
+    assert not app.exception and not app.error
+    assert labels(app) == ["sample_rate (RDP upper bound)", "ε reached (RDP upper bound)"]
+    assert metric(app, "sample_rate") == "1.18942e-07" and metric(app, "ε reached") == "0"
+    assert "RDP answer reported" in app.warning[0].value and "far below the target 0.01" in app.info[0].value
+
+
+def test_every_accountant_is_named_by_its_guarantee(app):
+    # Browser walk: a fallback to RDP was headed "ε (RDP, tight)" with "RDP overstates ε by 0.0 %". Only a tight
+    # PLD says "tight"; "overstates" only against a tight PLD; every other ε is an upper bound and says so.
+    tight, rdp = (Epsilon(**SCHEDULE, accountant=name, **PAGE_BUDGET).run()["epsilon"] for name in ("pld", "rdp"))
+    assert labels(app) == ["ε (PLD, tight)", "ε (RDP upper bound)", "RDP overstates ε by"]
+    assert metric(app, "RDP overstates") == f"{100 * (rdp / tight - 1):.3g} %" == "8.46 %"
+    app.selectbox[0].set_value("fixed_size").run()
+    fixed = {name: Epsilon(**SCHEDULE, sampling="fixed_size", accountant=name, **PAGE_BUDGET).run()["epsilon"]
+             for name in ("pld", "rdp")}
+    assert labels(app) == ["ε (PLD upper bound)", "ε (RDP upper bound)", "RDP bound above the PLD bound by"]
+    assert metric(app, "RDP bound above") == f"{100 * (fixed['rdp'] / fixed['pld'] - 1):.3g} %"
+    app.selectbox[0].set_value("shuffle").run()
+    assert labels(app) == ["ε (exact, upper bound)"]  # no credit for shuffling: exact composition, upper bound
+    app.selectbox[0].set_value("poisson").run()
+    app.selectbox[1].set_value("replace_one").run()
+    assert labels(app) == ["ε (PLD, tight)"] and any("No RDP bound" in m.value for m in app.caption)
+    app.selectbox[1].set_value("add_or_remove_one").run()
+    set_schedule(app, "1e-5", "1.1", "100")  # PLD would need 6.7e6 grid points: RDP answers
+    assert not app.exception and not app.error
+    assert labels(app) == ["ε (RDP upper bound)"]
+    assert "The tight PLD ε was not computed" in app.warning[0].value
+
+
+def test_the_curve_is_the_accounted_run_with_named_axes_and_accountants(app):
+    (spec, frames), = charts(app)
+    assert spec["layer"][0]["encoding"]["x"]["title"] == "steps T (log scale)"
+    assert spec["layer"][0]["encoding"]["y"]["title"] == "ε at δ = 1e-05"
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["RDP upper bound", "PLD, tight"]
+    line = frames[0].set_index("steps")["epsilon"]
+    assert line[10_000] == pytest.approx(5.631992, rel=1e-6)  # the RDP metric's 5.6320, rounded up
+    app.text_input[5].set_value("0.1").run()  # two-stage: the line is the two-stage run's RDP (was one-stage's)
+    (spec, frames), = charts(app)
+    two_stage = Epsilon(**SCHEDULE, client_sample_rate=0.1, accountant="rdp", **PAGE_BUDGET).run()["epsilon"]
+    assert frames[0].set_index("steps")["epsilon"][10_000] == pytest.approx(two_stage, rel=1e-9)
+    assert two_stage < 0.5 * line[10_000]
+
+
+def test_a_rerun_reads_the_curve_from_the_cache(app, monkeypatch):
+    calls = []
+    curve = accounting.epsilon_curve
+    monkeypatch.setattr(accounting, "epsilon_curve", lambda **options: calls.append(options) or curve(**options))
+    app.run()
+    app.checkbox[0].check().run()
+    app.checkbox[0].uncheck().run()
+    assert not app.exception and calls == []  # (was one 120-point curve per rerun)
+
+
+def test_exports_what_each_task_computes(monkeypatch):
+    files = capture_downloads(monkeypatch)
+    app = open_page("1_Accountant.py")
+    assert set(files) == {"epsilon.json", "epsilon.csv"}
+    document = json.loads(files["epsilon.json"]())
+    expected = Epsilon(**SCHEDULE, **PAGE_BUDGET).run().values
+    answer = document["answer"]
+    assert answer["epsilon"] == expected["epsilon"] and (answer["accountant"], answer["bound"]) == ("pld", "tight")
+    assert (answer["sampling"], answer["neighboring_relation"], answer["delta"]) == ("poisson", "add_or_remove_one",
+                                                                                      1e-5)
+    assert document["comparison"]["accountant"] == "rdp" and document["comparison"]["bound"] == "upper bound"
+    assert {row["accountant"] for row in document["curve"]} == {"RDP upper bound", "PLD, tight"}
+    rows = list(csv.DictReader(files["epsilon.csv"]().splitlines()))
+    assert [row["role"] for row in rows[:2]] == ["answer", "comparison"]
+    assert (rows[0]["accountant"], float(rows[0]["epsilon"]), rows[0]["steps"]) == ("PLD, tight",
+                                                                                     expected["epsilon"], "10000")
+    assert len(rows) == 2 + len(document["curve"])
+    assert all((row["sampling"], row["neighboring_relation"], float(row["delta"])) == ("poisson", "add_or_remove_one",
+                                                                                       1e-5) for row in rows)
+    app.radio[0].set_value("Calibrate a parameter").run()
+    calibrated = CalibrateNoise(target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000,
+                                **PAGE_BUDGET).run().values
+    document = json.loads(files["calibrate_noise_multiplier.json"]())
+    assert document["answer"]["value"] == calibrated["value"] == 2.12747 and document["answer"]["accountant"] == "pld"
+    (row,) = csv.DictReader(files["calibrate_noise_multiplier.csv"]().splitlines())
+    assert (row["parameter"], float(row["value"]), row["accountant"], float(row["target_epsilon"]),
+            float(row["delta"]), row["sampling"]) == ("noise_multiplier", 2.12747, "PLD, tight", 2, 1e-5, "poisson")
+
+
+def analytic_gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
+    """ε of one Gaussian release of sensitivity 1 at δ (Balle & Wang 2018, Theorem 8), solved independently."""
+    def excess(epsilon):
+        a, b = 1 / (2 * noise_multiplier), epsilon * noise_multiplier
+        return norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b) - delta
+    return brentq(excess, 1e-6, 50, xtol=1e-12)
+
+
+def test_an_unreachable_target_offers_the_nearest_one_with_one_click(app):
+    app.radio[0].set_value("Calibrate a parameter").run()
+    app.radio[1].set_value("sample_rate").run()
+    app.selectbox[0].set_value("shuffle").run()
+    app.text_input[0].set_value("0.01").run()
+    message = refusal(CalibrateSampleRate, target_epsilon=0.01, target_delta=1e-5, noise_multiplier=1.1, steps=10_000,
+                      sampling="shuffle", **PAGE_BUDGET)
+    assert errors(app) == [message] and error_under(app, "Target ε") == message
+    # shuffling uses every record once however small q is: one Gaussian release, ε = 3.92125 at σ = 1.1, δ = 1e-5
+    assert analytic_gaussian_epsilon(1.1, 1e-5) == pytest.approx(3.92125, abs=1e-5)
+    assert [button.label for button in app.button] == ["Set target ε to 3.93"]
+    app.button[0].click().run()
+    assert not app.exception and not app.error and app.text_input[0].value == "3.93"
+    assert labels(app)[0] == "sample_rate (exact, upper bound)" and float(metric(app, "ε reached")) <= 3.93
