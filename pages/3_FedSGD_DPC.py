@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.pages.widgets import Form, form_page, literal
-from fedplan.planner.display import epsilon_text, number_text, theorem_label
+from fedplan.planner.display import number_text, theorem_label
 from fedplan.planner.export import render
 from fedplan.planner.fedsgd_dpc import (
     LARGEST_USEFUL_EPSILON,
@@ -140,18 +140,19 @@ def main() -> None:
                                                                                                up=True))
         label, beside = (("Exact optimum", summary["exact_optimum"]) if summary["variant"] == "paper"
                          else ("Paper rule", summary["paper_rule"]))
-        columns[3].metric(f"{label} (T, b)", f"({beside['T']}, {beside['b']})", help=f"U = {beside['bound']:.5g}")
+        columns[3].metric(f"{label} (T, b)", f"({number_text(beside['T'], 12)}, {beside['b']})",
+                          help=f"U = {number_text(beside['bound'], up=True)}")
         if rounds == 0:
             explain_no_training(request, summary["bound"])
-        elif rounds == 1:
+        else:
+            st.caption(f"Privacy: every client's records are protected with pure ε ≤ "
+                       f"{number_text(max(plan.noise['epsilon_guaranteed']), up=True)} (Laplace, basic composition "
+                       f"over at most {max(plan.noise['max_replies'])} replies; no sampling: each reply uses the "
+                       "client's full local data; neighbouring: replace, add or remove one record).")
+        if rounds == 1:
             st.info(f"**One round only.** At ε = {request.target_epsilon:g} per client the noise allows a single round "
                     f"of {clients_per_round} clients before the bound gets worse; a larger "
                     f"**{LABELS['target_epsilon']}** gives more rounds.")
-        else:
-            st.caption(f"Privacy: every client's records are protected with pure ε ≤ "
-                       f"{epsilon_text(max(plan.noise['epsilon_guaranteed']))} (Laplace, basic composition over at "
-                       f"most {number_text(plan.choice.replies, 12)} replies; no sampling: each reply uses the client's"
-                       " full local data; neighbouring: replace one record).")
         st.markdown(regime_text(summary["regime"]))
         st.caption(literal(report.statement))
         st.vega_lite_chart(spec=landscape(fields, rounds, clients_per_round, request), width="stretch")

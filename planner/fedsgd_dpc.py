@@ -145,7 +145,7 @@ def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b
             choice = replace(paper, notes=(*paper.notes, (
                 f"the exact integer optimum is (T, b) = ({exact.rounds}, {exact.clients_per_round}) with U = "
                 f"{exact.bound:.6g} (the paper rule's U = {paper.bound:.6g})")))
-    noise = {"scale": [], "epsilon_guaranteed": []}
+    noise = {"scale": [], "epsilon_guaranteed": [], "max_replies": []}
     if choice.rounds > 0:
         for size, eps in zip(problem.client_sizes, np.broadcast_to(epsilon, (problem.num_clients,)), strict=True):
             drawn = zhou.laplace_noise(rounds=int(choice.rounds), clients_per_round=choice.clients_per_round,
@@ -153,6 +153,7 @@ def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b
                                        clipping_norm=clipping_norm, variant=variant)
             noise["scale"].append(drawn.scale)
             noise["epsilon_guaranteed"].append(drawn.epsilon_guaranteed)
+            noise["max_replies"].append(drawn.max_replies)
     curve = tuple((int(t), float(zhou.laplace_bound(constants=constants, rounds=int(t),
                                                     clients_per_round=choice.clients_per_round, variant=variant)))
                   for t in _curve_rounds(choice.rounds))

@@ -127,3 +127,15 @@ def test_fedsgd_page_heat_map_stays_small_for_many_clients(fedsgd_page):
     [(spec, [heat, star])] = charts(fedsgd_page)
     assert heat["b"].nunique() <= 41 and heat["T"].nunique() <= 61 and len(star) == 1
     assert {1, 1000, int(star["b"][0])} <= set(heat["b"]) and int(star["T"][0]) == 12000
+
+
+def test_fedsgd_page_privacy_caption_shows_the_epsilon_the_noise_guarantees(fedsgd_page):
+    """Paper variant, b = 5: the noise is calibrated on bT/N = 5 · 49/10 = 24.5 replies, but a client replies up to 25
+    times (erratum Z-1), so the guarantee is 25 · 0.05/24.5 = 0.0510204 > the target 0.05: the page shows that ε,
+    rounded up, with the mechanism, accounting, sampling and neighbouring relation."""
+    fedsgd_page.radio[0].set_value("paper")
+    fedsgd_page.text_input[10].set_value("5").run()
+    [privacy] = [caption.value for caption in fedsgd_page.caption if caption.value.startswith("Privacy")]
+    assert privacy.startswith("Privacy: every client's records are protected with pure ε ≤ 0.05103 (Laplace, basic "
+                              "composition over at most 25 replies; no sampling")
+    assert 25 * 0.05 / 24.5 <= 0.05103 < 25 * 0.05 / 24.5 + 1e-5
