@@ -18,12 +18,15 @@ def epsilon_text(value: float, decimals: int = 4) -> str:
 def number_text(value: float, digits: int = 4, *, up: bool = False) -> str:
     """``value`` for people: ``digits`` significant digits without trailing zeros, thousands grouped by a space from
     10⁻³ to below 10⁶ (``25 000``, ``86.52``), a power of ten outside (``1e7``, ``2.06e-8``). ``up`` rounds towards
-    +∞, for an ε or a bound (the number shown is never below the one computed)."""
+    +∞ where the nearest would read back below ``value``, for an ε or a bound (the number shown is never below the
+    one computed)."""
     if value == 0 or not math.isfinite(value):
         return {math.inf: "∞", -math.inf: "−∞"}.get(value, "0" if value == 0 else "nan")
     exponent = math.floor(math.log10(abs(value))) - digits + 1
     scaled = Decimal(value).scaleb(-exponent)  # exact: the binary value in decimal
-    shown = scaled.to_integral_value(rounding=ROUND_CEILING if up else ROUND_HALF_EVEN).scaleb(exponent)
+    shown = scaled.to_integral_value(rounding=ROUND_HALF_EVEN).scaleb(exponent)
+    if up and float(shown) < value:  # the text read back is below the value (0.05 stays 0.05: the same float)
+        shown = scaled.to_integral_value(rounding=ROUND_CEILING).scaleb(exponent)
     if 1e-3 <= abs(shown) < 1e6:
         text = format(shown, ",f").replace(",", " ")
         return text.rstrip("0").rstrip(".") if "." in text else text

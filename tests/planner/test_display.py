@@ -28,6 +28,7 @@ def test_numbers_are_shown_for_people():
     assert number_text(86.51616115989938, up=True) == "86.52" and number_text(86.5111, up=True) == "86.52"
     assert number_text(86.5111) == "86.51" and number_text(2.0454542664591975e-05, up=True) == "2.046e-5"
     assert number_text(0.0) == "0" and number_text(math.inf) == "∞"
+    assert number_text(0.05, up=True) == "0.05"  # reads back as the same float (its decimal expansion is 0.05000…03)
     for value in (0.30000000000000004, 1 / 3, 2 / 3 * 1e-5, 12345.678, 7.000000000000001e8):
         shown = number_text(value, up=True).replace(" ", "")
         assert float(shown) >= value and float(shown) <= value * (1 + 1e-3)
