@@ -70,7 +70,9 @@ class FedSGDPlan:
     def schedule(self) -> Schedule:
         """T* rounds of b* clients; a round's noise is the largest per-client noise (scale, or σ with Gaussian).
 
-        Every client's own noise is in the metadata. Raises ``ValueError`` when T* = 0 or T* = ∞ (nothing to run).
+        Every client's own noise is in the metadata; a Laplace plan's privacy block states the record-level pure ε of
+        the client with the largest guarantee, by basic composition over the most replies a client makes (zhou
+        Theorem 1, L196-202). Raises ``ValueError`` when T* = 0 or T* = ∞ (nothing to run).
         """
         choice = self.choice
         if not 0 < choice.rounds < math.inf:
@@ -89,8 +91,15 @@ class FedSGDPlan:
                                      else zhou.GAUSSIAN_RELATION),
             **theorem_fields(choice.hypotheses), "versions": package_versions(),
         }
+        privacy = None
+        if self.mechanism == "laplace":
+            epsilon, releases = max(self.noise["epsilon_guaranteed"]), max(self.noise["max_replies"])
+            privacy = {"mechanism": "laplace", "unit": "example", "sampling": "none",
+                       "neighboring_relation": "replace_one", "delta": 0.0, "epsilon": epsilon, "accountant": "basic",
+                       "bound": "upper bound", "target_epsilon": None, "epsilon_per_release": epsilon / releases,
+                       "releases": releases}
         return Schedule(rounds=int(choice.rounds), change_points=((0, row),), metadata=metadata,
-                        statement=self.statement())
+                        statement=self.statement(), privacy=privacy)
 
     def statement(self) -> str:
         choice = self.choice

@@ -116,7 +116,10 @@ def test_fedsgd_page_exports_json_and_csv(monkeypatch):
     assert sorted(files) == ["fedsgd_dpc.csv", "fedsgd_dpc.json"]
     schedule = json.loads(files["fedsgd_dpc.json"]())
     assert schedule["rounds"] == 120 and schedule["change_points"][0]["clients_per_round"] == 1
-    rows = [line for line in files["fedsgd_dpc.csv"]().splitlines() if not line.startswith("#")]
+    text = files["fedsgd_dpc.csv"]()
+    assert "# guarantee: (ε = 0.05, δ = 0)-DP per example (record-level): Laplace releases, ε = 0.00416667 each, 12 " \
+           "per unit, basic composition" in text
+    rows = [line for line in text.splitlines() if not line.startswith("#")]
     assert rows[0].startswith("start_round,rounds,clients_per_round") and rows[1].startswith("0,120,1,laplace,")
     assert len(rows) == 2 and not page.exception
 

@@ -126,3 +126,20 @@ def test_landscape_clients_keeps_every_b_up_to_the_limit_and_the_answer_beyond()
     assert [(cell["T"], cell["b"]) for cell in cells] == [(0, 1), (120, 1), (0, 10), (120, 10)]
     with pytest.raises(ValueError, match=r"clients_per_round must be an integer in \[1, 10\]; got 11"):
         laplace_landscape(problem=problem(), epsilon=0.05, clipping_norm=1.0, rounds=[0], clients_per_round=[11])
+
+
+def test_laplace_schedule_states_the_guarantee_of_its_noise():
+    """The export's privacy block: record-level pure ε by basic composition over the most replies. Corrected: the
+    target 0.05 over ⌈bT/N⌉ = 12 replies; paper, b = 5: noise for bT/N = 24.5 replies, 25 made, ε = 25 · 0.05/24.5
+    (erratum Z-1). One change-point whatever T (ε = 1000 runs T* = 2 418 080 rounds)."""
+    corrected = plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=0.05, clipping_norm=1).schedule()
+    assert corrected.privacy["epsilon"] == pytest.approx(0.05, rel=1e-12) and corrected.privacy["releases"] == 12
+    assert corrected.privacy["epsilon_per_release"] == pytest.approx(0.05 / 12, rel=1e-12)
+    assert (corrected.privacy["unit"], corrected.privacy["accountant"], corrected.privacy["delta"]) == (
+        "example", "basic", 0.0)
+    paper = plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=0.05, clipping_norm=1, fix_b=5,
+                            variant="paper").schedule()
+    assert paper.rounds == 49 and paper.privacy["releases"] == 25
+    assert paper.privacy["epsilon"] == pytest.approx(25 * 0.05 / 24.5, rel=1e-12)
+    long = plan_fedsgd_dpc(problem=problem(), mechanism="laplace", epsilon=1000, clipping_norm=1).schedule()
+    assert long.rounds == 2418080 and len(long.change_points) == 1
