@@ -347,7 +347,7 @@ class Floor:
     analytic_lower_bound: float
     neighboring_relation: str = NEIGHBORING_RELATION
     sampling: str = PAPER_SAMPLING
-    source: str = "xu Theorem 2 (L171-173) minimised over mu and sigma"
+    source: str = cite("xu", "Theorem 2 minimised over mu and sigma (spec §4.4)", "L171-173")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -622,7 +622,7 @@ class Theorem1Constants(TheoremResult):
     C2: float
     C3: float
     rho_bar: float
-    source: str = "xu Theorem 1, L145-155"
+    source: str = cite("xu", "Theorem 1", "L145-155")
 
 
 def theorem1_constants(*, learning_rate: float, batch_size: int, smoothness: float, topology: Topology,

@@ -204,9 +204,9 @@ def epsilon_against_noise(*, setting: xu.Setting, points: int = 24,
     (its ends included); ``progress(done, total)`` after each point. The A(DP)²SGD page's chart and its CSV.
 
     Each row has Theorem 2's certificate at z itself (``paper_epsilon``, xu L171-173 with the best μ: the ``"paper"``
-    variant of :func:`bounds.adp2sgd.paper_epsilon_for_noise`, no envelope), ``None`` where the formula has no value,
-    and ``paper_guarantee``: ``"guarantee"`` only where every hypothesis of Lemma 2 holds (z inside the band),
-    else ``"no guarantee"``; and the tight same-model RDP bound (``tight_epsilon``,
+    variant of :func:`bounds.adp2sgd.paper_epsilon_for_noise`, no envelope; a number at every z, outside the band
+    the formula's), and ``paper_guarantee``: ``"guarantee"`` only where every hypothesis of Lemma 2 holds (z inside
+    the band), else ``"no guarantee"``; and the tight same-model RDP bound (``tight_epsilon``,
     :func:`bounds.adp2sgd.tight_epsilon`).
     """
     low, high = xu.noise_band(setting=setting)

@@ -159,6 +159,7 @@ def test_xu_paper_noise_below_the_printed_floor():
     data = assert_contract(below, below.noise_multiplier, expect_valid=False)
     assert data["hypotheses"][1] == {"name": "target epsilon >= the smallest epsilon Theorem 2 certifies (floor)",
                                      "holds": False, "detail": "8.3436 >= 8.34366", "source": "xu L171-173; spec §4.4"}
+    assert "arXiv:2008.09246" in data["floor"]["source"] and data["floor"]["epsilon"] == pytest.approx(8.3436582)
     above = xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=10)
     assert_contract(above, above.noise_multiplier, expect_valid=True)
     assert above.noise_multiplier == pytest.approx(2.23314, rel=1e-5)  # spec TV-P3
@@ -195,6 +196,7 @@ def test_xu_proposition1_min_steps(k, tau, rho, lip, variant):
     assert_contract(result, result.steps, expect_valid=c1 > 0 and c2 >= 0 and c3 <= 1)  # L145
     assert result.steps == pytest.approx(steps, rel=1e-12) and result.variant == variant
     assert result.notes[0].startswith("XU-5") and "arXiv:2008.09246" in result.source
+    assert "Theorem 1" in result.constants.source and "arXiv:2008.09246" in result.constants.source
 
 
 def test_xu_proposition1_spec_vectors():
