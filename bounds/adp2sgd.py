@@ -307,16 +307,17 @@ def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
     μ minimising it, (7) ignored) and the second hypothesis fails. CIFAR-10 set-up (spec TV-P2): z = 2 gives
     11.32318025; z = 1 fails z² ≥ 1.5, z = 9 fails α_max > 1.
     """
-    z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+    z = check_real("noise_multiplier", noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
     hypotheses = (_noise_condition(z**2, "xu L508, L528"),
                   hypothesis("gamma (1 + z^2) < 1/e (so alpha_max > 1)", setting.gamma * (1 + z**2), "<",
                              math.exp(-1), "xu L173, L508"))
     lam, rho = setting.log_inv_delta, _total_rdp_slope(setting, z)
     alpha_max = -math.log(setting.gamma * (1 + z**2))
-    best = 1 + math.sqrt(lam / rho)
-    alpha = min(best, alpha_max) if hypotheses[1].holds else best
-    epsilon = rho * alpha + lam / (alpha - 1)
-    return Certificate(z, epsilon, alpha, alpha_max, rho * alpha / epsilon, alpha < best, hypotheses=hypotheses)
+    best = math.sqrt(lam / rho)  # α − 1 at the unconstrained optimum (kept apart from 1: it can be below 1e-16)
+    excess = min(best, alpha_max - 1) if hypotheses[1].holds else best
+    epsilon = rho * (1 + excess) + lam / excess
+    return Certificate(z, epsilon, 1 + excess, alpha_max, rho * (1 + excess) / epsilon, excess < best,
+                       hypotheses=hypotheses)
 
 
 def noise_band(*, setting: Setting) -> tuple[float, float]:

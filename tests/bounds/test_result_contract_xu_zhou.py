@@ -105,6 +105,19 @@ def test_xu_certificate_spec_vectors_and_the_band(z, epsilon, valid):
     assert failing == {1.0: ["1 >= 1.5"], 9.0: ["0.41984 < 0.367879"], 2.0: []}[z]
 
 
+def test_xu_certificate_range_and_an_order_within_rounding_of_one():
+    cifar = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
+    for z in (1e-4, 1e9):  # the accountants' range of noise multipliers (bounds.rdp)
+        with pytest.raises(ValueError, match=r"noise_multiplier must be a real number in \[0.001, 1e\+08\]"):
+            xu.certificate(setting=cifar, noise_multiplier=z)
+    # δ within rounding of 1: α* − 1 = sqrt(Λ/ρ) ≈ 5e-18 is below 1 + ulp, the value ρ + 2 sqrt(ρΛ) is still finite
+    whole = xu.Setting(workers=1, examples_per_worker=10**12, batch_size=10**12, steps=10**12, delta=1 - 1e-16)
+    result = xu.certificate(setting=whole, noise_multiplier=1e-3)
+    rho, lam = 5 * 10**12 / 1e-6, -math.log(1 - 1e-16)
+    assert_contract(result, result.epsilon, expect_valid=False)
+    assert result.epsilon == pytest.approx(rho + 2 * math.sqrt(rho * lam), rel=1e-15)
+
+
 @given(setting=xu_settings(), z=st.floats(0.3, 200), variant=st.sampled_from(["paper", "corrected"]))
 @SLOW
 def test_xu_paper_epsilon_for_noise(setting, z, variant):
