@@ -2,21 +2,32 @@
 
 The page builds the :class:`~fedplan.planner.tasks.vandijk.VandijkSelect` request of ``fedplan vandijk select``
 from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the √T·σ-against-p chart is
-:func:`fedplan.planner.vandijk.noise_against_growth_exponent` of the plan, at a K of its own.
+:func:`fedplan.planner.vandijk.noise_against_growth_exponent` of the plan, at a K of its own. Inputs that give no
+plan get a plain reason and, per control that can fix it, the nearest value that does as a one-click button
+(:func:`fedplan.planner.vandijk.nearest_feasible`).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
+from fedplan.bounds import rdp
 from fedplan.bounds.accounting import round_up
-from fedplan.pages.widgets import Form, form_page
-from fedplan.planner.display import accountant_label, epsilon_text, theorem_label
+from fedplan.pages.widgets import Form, as_text, named_field, report
+from fedplan.planner.display import accountant_label, epsilon_text, number_text, theorem_label
 from fedplan.planner.export import render
-from fedplan.planner.tasks.vandijk import VandijkSelect
-from fedplan.planner.vandijk import SAMPLING_NOTE, noise_against_growth_exponent
+from fedplan.planner.tasks.vandijk import MIN_GROWTH_EXPONENT, VandijkSelect
+from fedplan.planner.vandijk import (
+    SAMPLING_NOTE,
+    VacuousClaimError,
+    nearest_feasible,
+    noise_against_growth_exponent,
+    select_vandijk,
+)
 
 st.set_page_config(page_title="fedplan: increasing sample sizes", layout="wide")
 
@@ -28,70 +39,163 @@ FIELDS = (
     ("target_epsilon", "ε of the paper's claim", "1"), ("growth_exponent", "Growth exponent p", "1"),
     ("r0", "r0: r0(sigma), 1/e or a number", "1/e"),
 )
+LABELS = {name: label for name, label, _ in FIELDS}
+#: The controls that can turn a refused plan into one, the way that helps (the m/T iteration settles with more
+#: noise, less work or slower growth, L211-219) and the symbol a button shows.
+REMEDIES = {"noise_multiplier": ("smallest", "σ"), "grad_computations": ("largest", "K"),
+            "growth_exponent": ("largest", "p")}
+#: Seconds the search for one control may take (its selections cost 2-20 ms, up to 0.6 s at K = 1e7).
+SEARCH_SECONDS = 4.0
+#: The last request that gave a plan: of the remedy controls, those changed since are searched (all if none).
+LAST_PLANNED = "vandijk_last_planned"
+NO_SCHEDULE = ("The paper's parameter selection (L211-219) finds no increasing schedule for these inputs: its limits "
+               "on the sample rate keep the sizes from growing.")
+
+
+def key(name: str) -> str:
+    return f"vandijk_{name}"
 
 
 def inputs_form() -> tuple[Form, VandijkSelect | None]:
     st.subheader("Inputs")
     form = Form(VandijkSelect)
     for name, label, default in FIELDS:
-        form.field(name, label, default=default)
+        form.field(name, label, default=default, key=key(name))
     form.field("variant", "Variant")
     with_pld = st.checkbox("Tight PLD as well as RDP (a few seconds)", value=False)
     return form, form.build(no_pld=not with_pld)
 
 
-def sizes_chart(sizes) -> alt.Chart:
-    frame = pd.DataFrame({"round": range(len(sizes)), "sample size": sizes})
-    return alt.Chart(frame).mark_line().encode(x="round", y="sample size").properties(height=240)
+def search_end(request: VandijkSelect, name: str) -> float:
+    """How far the search for ``name`` goes: σ up to the accountant's largest, K down to s₀, p down to 0.01."""
+    return {"noise_multiplier": rdp.MAX_NOISE_MULTIPLIER, "grad_computations": float(request.initial_size),
+            "growth_exponent": MIN_GROWTH_EXPONENT}[name]
 
 
-def results(report) -> None:
-    plan, summary = report.result, report.values
+@st.cache_data(show_spinner=False, max_entries=64)
+def nearest_value(fields: tuple, name: str, _request: VandijkSelect) -> float | None:
+    """The nearest value of control ``name`` with a plan (RDP only: the PLD box does not change the selection)."""
+    integer = name == "grad_computations"
+
+    def at(value: float) -> VandijkSelect:
+        return dataclasses.replace(_request, **{name: int(value) if integer else value}, no_pld=True)
+
+    return nearest_feasible(lambda value: select_vandijk(**at(value).selection_arguments()),
+                            lambda value: at(value).plan(), start=float(getattr(_request, name)),
+                            end=search_end(_request, name), integer=integer, time_budget=SEARCH_SECONDS)
+
+
+def searched_controls(request: VandijkSelect) -> list[str]:
+    """The remedy controls changed since the last plan (the likely cause), else all of them."""
+    last = st.session_state.get(LAST_PLANNED)
+    changed = [name for name in REMEDIES if last is not None and last.get(name) != getattr(request, name)]
+    return changed or list(REMEDIES)
+
+
+def set_value(name: str, text: str) -> None:
+    st.session_state[key(name)] = text
+
+
+def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
+    """A plan the inputs do not give: the request's words under the widget of a field it names, else the reason in
+    plain words at the top of the form; here (the results' place) the nearest value of each control that gives a
+    plan as a button, and the selection's full message in an expander."""
+    message = str(error)
+    field = named_field(message, list(form.slots))
+    if field is not None:
+        form.error(message, field=field)
+    else:
+        form.error(error.reason if isinstance(error, VacuousClaimError) else NO_SCHEDULE)
+    st.subheader("No plan for these inputs")
+    names = searched_controls(request)
+    with st.spinner("Looking for the nearest inputs with a plan…"):
+        found = {name: nearest_value(tuple(request.inputs().items()), name, request) for name in names}
+    offers = {name: value for name, value in found.items() if value is not None}
+    if offers:
+        st.markdown("Change one control to the nearest value that gives a plan:")
+        for column, (name, value) in zip(st.columns(len(offers)), offers.items(), strict=True):
+            word, symbol = REMEDIES[name]
+            column.button(f"{symbol} = {number_text(value)}", key=f"remedy_{name}", on_click=set_value,
+                          args=(name, as_text(value)), help=f"the {word} {LABELS[name]} with a plan")
+    missing = [LABELS[name] for name in names if name not in offers]
+    if missing:
+        st.caption(f"No value of {', '.join(missing)} alone gives a plan (searched up to σ = 1e8, down to K = s₀ "
+                   f"and p = 0.01, {SEARCH_SECONDS:g} s each); change ε, r0 or two controls at once.")
+    if field is None:
+        with st.expander("The selection's own message"):
+            st.text(message)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def sizes_chart(fields: tuple, _sizes) -> dict:
+    """The Vega-Lite spec of s_i against i (cached: Altair's validation costs ~150 ms a rerun)."""
+    frame = pd.DataFrame({"Round i": range(len(_sizes)), "Sample size s_i": list(_sizes)})
+    return alt.Chart(frame, title="Sample size per round").mark_line().encode(
+        x="Round i", y="Sample size s_i").properties(height=240).to_dict()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def export_texts(fields: tuple, _plan) -> tuple[str, str]:
+    """The schedule as CSV (one row per change of sample size, cumulative ε of its privacy block) and JSON (with
+    the paper's claim, both accountants' ε and the hypotheses in its metadata). Written when a download is clicked:
+    the privacy block runs the tight PLD accountant."""
+    schedule = _plan.schedule()
+    return render(schedule, "csv"), render(schedule, "json")
+
+
+def results(request: VandijkSelect, answer) -> None:
+    plan, summary = answer.result, answer.values
     st.write(plan.headline())
     first, second, third, fourth = st.columns(4)
     first.metric("Rounds (reported / run)", f"{summary['rounds']} / {summary['realised_rounds']}")
-    second.metric("Constant-size rounds", f"{summary['constant_rounds']}")
+    second.metric("Constant-size rounds", number_text(summary["constant_rounds"]))
     third.metric(theorem_label("Paper's δ at ε", summary["hypotheses"]), f"{round_up(summary['delta'], 2):.2g}",
                  help=f"δ = {summary['delta']!r}, rounded up")
     tight = plan.tight_pld or plan.tight_rdp
     fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)}) at that δ", epsilon_text(tight.epsilon))
+    st.caption(plan.rounds_note())
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")
     if not summary["hypotheses_hold"]:
         st.warning("A hypothesis of the theorem fails for this plan (see the table).")
     st.dataframe(pd.DataFrame(summary["hypotheses"]), hide_index=True)
     matched = summary["matched_constant"]
-    st.write(f"Same tight ε with a constant size {plan.selection.initial_size}: σ = "
-             f"{matched['constant_noise_multiplier']:.4g}, aggregated noise √T·σ = "
-             f"{matched['constant_aggregated_noise']:.1f} against {matched['increasing_aggregated_noise']:.1f} for the "
-             f"increasing schedule ({matched['accountant']}).")
-    st.altair_chart(sizes_chart(list(plan.selection.sizes)), width="stretch")
-    schedule = plan.schedule()
+    st.write(f"Same ε ({accountant_label(tight.accountant, tight.bound)}) with a constant size "
+             f"{plan.selection.initial_size}: σ = {number_text(matched['constant_noise_multiplier'])}, aggregated "
+             f"noise √T·σ = {number_text(matched['constant_aggregated_noise'])} against "
+             f"{number_text(matched['increasing_aggregated_noise'])} for the increasing schedule.")
+    fields = tuple(request.inputs().items())
+    st.vega_lite_chart(spec=sizes_chart(fields, plan.selection.sizes), width="stretch")
     left, right = st.columns(2)
-    left.download_button("Schedule CSV (per round, cumulative ε)", render(
-        schedule, "csv", cumulative_epsilon=plan.cumulative_epsilon()), file_name="vandijk_schedule.csv")
-    right.download_button("Schedule JSON (with metadata)", render(schedule, "json"), file_name="vandijk_schedule.json")
+    left.download_button("Schedule CSV (a row per size, cumulative ε)", lambda: export_texts(fields, plan)[0],
+                         file_name="vandijk_schedule.csv", mime="text/csv", on_click="ignore")
+    right.download_button("Schedule JSON (with the claim and metadata)", lambda: export_texts(fields, plan)[1],
+                          file_name="vandijk_schedule.json", mime="application/json", on_click="ignore")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def noise_against_p(fields: tuple, grad_computations: int, _plan) -> tuple[pd.DataFrame, dict]:
+def noise_against_p(fields: tuple, grad_computations: int, _plan) -> tuple[dict, dict]:
+    """The transitions p⁻/p⁺ and the Vega-Lite spec of √T·σ against p (cached: the curve and Altair's validation
+    cost ~0.7 s)."""
     rows, transitions = noise_against_growth_exponent(_plan, grad_computations=grad_computations)
     frame = pd.DataFrame([{"p": row["p"], "case": row["case"], "√T·σ": row["aggregated_noise"]} for row in rows])
-    return frame, transitions
+    return transitions, noise_chart(frame, transitions).to_dict()
 
 
 def noise_chart(frame: pd.DataFrame, transitions: dict) -> alt.Chart:
-    line = alt.Chart(frame.dropna()).mark_point(size=12, filled=True).encode(x="p", y="√T·σ", color="case")
+    line = alt.Chart(frame.dropna()).mark_point(size=12, filled=True).encode(
+        x=alt.X("p", title="Growth exponent p"), y=alt.Y("√T·σ", title="Aggregated noise √T·σ"),
+        color=alt.Color("case", title="Theorem 4 case"))
     marks = pd.DataFrame([{"p": p, "transition": name} for name in ("p_minus", "p_plus") for p in transitions[name]])
     layers = line
     if not marks.empty:
         layers += alt.Chart(marks).mark_rule(strokeDash=[4, 4]).encode(x="p", color=alt.value("gray"),
                                                                         tooltip=["transition", "p"])
-    return layers.properties(height=280, title="Theorem 4: aggregated noise √T·σ against the growth exponent p "
-                                               "(no bound between K⁻ and K⁺; ×1.21 jump at p⁺)")
+    return layers.properties(height=280, title=["Theorem 4: √T·σ against p",
+                                                "no bound between K⁻ and K⁺; ×1.21 jump at p⁺"])
 
 
-def transitions_section(request: VandijkSelect, report) -> None:
-    sel = report.result.selection
+def transitions_section(request: VandijkSelect, answer) -> None:
+    sel = answer.result.selection
     st.subheader("√T·σ against p, with the K⁻/K⁺ transitions")
     st.latex(r"K^- = B\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c,\quad "
              r"K^+ = A\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c"
@@ -101,24 +205,37 @@ def transitions_section(request: VandijkSelect, report) -> None:
     curve = form.vary(request)  # the same request at the curve's K: K is checked as the plan's is
     if curve is None:
         return
-    frame, transitions = noise_against_p(tuple(request.inputs().items()), curve.grad_computations, report.result)
+    try:
+        transitions, spec = noise_against_p(tuple(request.inputs().items()), curve.grad_computations, answer.result)
+    except ValueError as error:
+        st.info(f"No curve for this plan: {error}.")
+        return
     found = ", ".join(f"{TRANSITION_LABELS[name]} = {p:.4f}"
                       for name in TRANSITION_LABELS for p in transitions[name]) or "none in (0, 2]"
     st.write(f"Transitions: {found} (m = {sel.m:.4g}, γ = {sel.gamma:.4g}, σ = {sel.sigma:g}).")
-    st.altair_chart(noise_chart(frame, transitions), width="stretch")
+    st.vega_lite_chart(spec=spec, width="stretch")
 
 
 def main() -> None:
     st.title("Increasing sample sizes (van Dijk et al.)")
     st.latex(r"s_{i,c} = \lceil N_c\, q\, (i+m)^p \rceil,\qquad q_i = s_{i,c}/N_c"
              r"\quad\text{(Lemma 1, vandijk L177-201)}")
-    report, right, request = form_page(inputs_form,
-                                       spinner="Selecting parameters and accounting the realised schedule…")
-    if report is None:
+    left, right = st.columns([1, 2])
+    with left:
+        form, request = inputs_form()
+    if request is None:
         return
+    try:
+        with right, st.spinner("Selecting parameters and accounting the realised schedule…"):
+            answer = report(request)
+    except ValueError as error:
+        with right:
+            refusal(form, request, error)
+        return
+    st.session_state[LAST_PLANNED] = request.inputs()
     with right:
-        results(report)
-        transitions_section(request, report)
+        results(request, answer)
+        transitions_section(request, answer)
 
 
 main()

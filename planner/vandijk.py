@@ -18,16 +18,17 @@ these numbers do not cover).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fedplan.bounds import accounting, rdp
+from fedplan.bounds import accounting
 from fedplan.bounds.accounting import AccountingResult
 from fedplan.bounds.validation import check_choice, check_real
-from fedplan.planner.display import theorem_fields
+from fedplan.planner.display import number_text, theorem_fields
 from fedplan.planner.export import Schedule, package_versions
 from fedplan.planner.schedule import with_gaussian_privacy
 
@@ -40,6 +41,30 @@ SAMPLING_NOTE = ("Poisson sampling with rate q_i = s_i/N_c per round (an idealis
 #: Grid points scanned over a σ range before bisecting (the budget 𝓑(σ) need not be monotone in σ).
 SIGMA_SCAN_POINTS = 24
 SIGMA_DIGITS = 4
+
+
+#: The search for the nearest input with a plan (:func:`nearest_feasible`): its first step (of the log-distance
+#: from the input), the precision of its bisection (log-distance) and the significant digits of its answer.
+NEAREST_FIRST_STEP = 0.05
+NEAREST_PRECISION = 1e-3
+NEAREST_DIGITS = 3
+
+
+class VacuousClaimError(ValueError):
+    """The paper's bound claims a δ at which the schedule is (0, δ)-DP already: there is nothing to plan.
+
+    ``reason`` says so in plain words (the message lists the inputs, for the command line).
+    """
+
+    def __init__(self, message: str, *, delta: float, epsilon: float):
+        super().__init__(message)
+        self.delta, self.epsilon = delta, epsilon
+
+    @property
+    def reason(self) -> str:
+        return (f"The paper's bound claims only δ = {number_text(self.delta, 3, up=True)} at ε = "
+                f"{number_text(self.epsilon)}, a promise the schedule keeps even without noise: there is nothing to "
+                f"plan.")
 
 
 @dataclass(frozen=True)
@@ -70,12 +95,6 @@ class VanDijkPlan:
             rows.append(row)
         return rows
 
-    def cumulative_epsilon(self) -> np.ndarray:
-        """RDP ε (integer orders) after each round at the paper's δ: a fast upper bound for the CSV."""
-        sel = self.selection
-        segments = [(size / sel.client_size, sel.sigma, 1) for size in sel.sizes]
-        return rdp.epsilon_after_each_step(segments, sel.delta)
-
     def headline(self) -> str:
         """The paper's numbers in its own terms (main text L221), with the realised rounds."""
         sel = self.selection
@@ -84,6 +103,25 @@ class VanDijkPlan:
                 f"budget B = {sel.budget:.4g}, so delta = {accounting.round_up(sel.delta, 4):.4g} at epsilon = "
                 f"{sel.epsilon:g}; a constant size {sel.initial_size} needs {sel.constant_rounds} rounds; "
                 f"aggregated noise sqrt(T) sigma = {sel.aggregated_noise:.0f} vs {sel.constant_aggregated_noise:.0f}.")
+
+    def rounds_note(self) -> str:
+        """Which rule gives the reported T and which the rounds run, in plain words (erratum I-21/I-33, L1539).
+
+        The paper variant reports T = ⌈T_up⌉, T_up = ((p+1)K/(N_c q))^{1/(p+1)}, the rounds of N_c q i^p from i = 0;
+        the schedule run, s_i = ⌈N_c q (i+m)^p⌉, starts at i + m and rounds each size up, so it reaches K sooner
+        (Example 3: 195 against 183, L1669). The corrected variant reports the rounds run.
+        """
+        sel = self.selection
+        run = self.realised_rounds
+        counted = (f"the schedule s_i = ⌈N_c q (i+m)^p⌉ reaches K = {number_text(sel.grad_computations)} gradient "
+                   f"computations after {run} round{'s' if run != 1 else ''}")
+        if sel.rounds == run:
+            return f"T = {run}: {counted}, and T counts the rounds run."
+        return (f"The paper's T = {sel.rounds} is its estimate ⌈((p+1)K/(N_c q))^(1/(p+1))⌉ (L1539, erratum I-33), "
+                f"which counts sizes N_c q i^p from i = 0. The schedule run starts at i + m with m = "
+                f"{number_text(sel.m)} and rounds each size up, so {counted}; every accountant's ε is for those "
+                f"{run} rounds. The paper's δ uses γ = m/T = {number_text(sel.gamma)} of its T; the rounds run have "
+                f"m/T = {number_text(sel.m / run)}.")
 
     def statement(self) -> str:
         sel = self.selection
@@ -108,7 +146,8 @@ class VanDijkPlan:
             "tight_epsilon_pld": None if self.tight_pld is None else self.tight_pld.epsilon,
             "tight_epsilon_rdp": self.tight_rdp.epsilon,
             "neighboring_relation": "add_or_remove_one", "sampling": SAMPLING_NOTE,
-            "cumulative_epsilon_csv": "RDP, integer orders, at the paper's delta", **theorem_fields(sel.hypotheses),
+            "cumulative_epsilon_csv": "the privacy block's accountant at the paper's delta, after each change-point",
+            **theorem_fields(sel.hypotheses),
             "versions": package_versions(),
         }
         schedule = Schedule.from_rows(self.rows(), metadata=metadata, statement=self.statement())
@@ -227,18 +266,97 @@ def smallest_sigma(select: Callable[[float], vandijk.Selection], *, sigma_range:
     return meets
 
 
-def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_computations: float | None = None,
-                 epochs: float | None = None, sigma: float | None = None,
-                 sigma_range: tuple[float, float] | None = None, delta: float | None = None,
-                 p: float = 1.0, r0: float | str = "r0(sigma)", variant: str = "corrected", case: int = 1,
-                 k: float = 1.0, max_passes: int | None = None, with_pld: bool = True,
-                 time_budget: float = accounting.DEFAULT_TIME_BUDGET, learning_rate: float | None = None,
-                 decay: float = 0.0, step_rule: str = "inverse") -> VanDijkPlan:
-    """Plan with the paper's parameter selection and account the realised schedule tightly.
+def claim_needs_noise(selection: vandijk.Selection) -> bool:
+    """Whether the paper's claimed δ is below one round's total variation q(2Φ(1/(2σ))−1) = q·erf(1/(2√2σ)) at the
+    largest q_i (Poisson-subsampled Gaussian, add/remove-one): the composition's total variation is at least that,
+    and it is the δ at ε = 0, so every accountant's ε at the claimed δ is then > 0 and the claim is not vacuous. A
+    sufficient test (a claim can fail it and still need noise), in microseconds instead of an accounting."""
+    largest = max(selection.sizes) / selection.client_size
+    return largest * math.erf(1 / (2 * math.sqrt(2) * selection.sigma)) > selection.delta
 
-    Give K as ``grad_computations`` (per client) or ``epochs`` = K/N_c. Give ``sigma``, or
-    ``sigma_range`` with a target ``delta`` to take the smallest σ whose claimed δ meets it. The
-    tight ε values are at the paper's δ for this plan (``selection.delta``).
+
+def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callable[[float], object], *,
+                     start: float, end: float, integer: bool = False, time_budget: float = 2.0) -> float | None:
+    """The value nearest ``start`` in the direction of ``end`` with a plan, to 3 significant digits rounded away
+    from ``start``; None if none is found up to ``end`` or within ``time_budget`` seconds. The increasing-sizes
+    page offers it as a one-click fix of a refused plan (the smallest σ, the largest K or p that works).
+
+    ``select(value)`` is the paper's selection alone (2-20 ms; it raises ``ValueError`` where the m/T iteration
+    diverges or (16) fails) and ``plan(value)`` the whole plan (0.2-3 s with RDP; it raises also on a vacuous claim,
+    :class:`VacuousClaimError`). The search gallops in log space from ``start`` (log-distance 0.05, 0.1, 0.2, …,
+    capped at ``end``: at most ~13 selections) to the first value whose selection succeeds, bisects that step to
+    a log-distance of 10⁻³ (~10 selections); then, the same way from there, to the first value whose claim
+    :func:`claim_needs_noise` certifies. The first boundary (rounded away from ``start``) is taken if ``plan``
+    accepts it, else the second, which ``plan`` confirms: at most three plans. The certificate is sufficient, not
+    necessary, so where the first boundary has a vacuous claim the answer may lie a little beyond the exact end of
+    the vacuous claims, never among them. Feasibility need not be monotone (the m/T iteration diverges on and off
+    as p grows): the answer is the first feasible value of this grid, and a feasible island between two grid
+    points may be missed. Integers (``integer``) are rounded away from ``start`` too.
+    """
+    deadline = time.monotonic() + time_budget
+    up = end > start
+    span = abs(math.log(end / start))
+
+    def value_at(distance: float) -> float:
+        value = start * math.exp(min(distance, span) if up else -min(distance, span))
+        value = min(value, end) if up else max(value, end)
+        return float(math.ceil(value - 1e-9) if up else math.floor(value + 1e-9)) if integer else value
+
+    def selects(value: float) -> bool:
+        try:
+            select(value)
+        except ValueError:
+            return False
+        return True
+
+    def certified(value: float) -> bool:
+        try:
+            return claim_needs_noise(select(value))
+        except ValueError:
+            return False
+
+    def rounded(value: float) -> float:
+        scale = 10.0 ** (math.floor(math.log10(value)) - NEAREST_DIGITS + 1)
+        shown = (math.ceil(value / scale - 1e-9) if up else math.floor(value / scale + 1e-9)) * scale
+        shown = float(f"{shown:.{NEAREST_DIGITS}g}")
+        return float(round(shown)) if integer else shown
+
+    steps = [NEAREST_FIRST_STEP * 2.0**k for k in range(64) if NEAREST_FIRST_STEP * 2.0 ** (k - 1) < span]
+    boundaries = [0.0]  # where the selection first succeeds, then where the claim is first certified
+    for test in (selects, certified):
+        found = boundaries[-1]
+        if not test(value_at(found)):
+            failing = found
+            found = next((step for step in steps if step > failing and test(value_at(step))), None)
+            if found is None or time.monotonic() > deadline:
+                return None
+            failing = max(step for step in (failing, *steps) if step < found)
+            while found - failing > NEAREST_PRECISION and time.monotonic() < deadline:
+                middle = (failing + found) / 2
+                failing, found = (failing, middle) if test(value_at(middle)) else (middle, found)
+        boundaries.append(found)
+    # the selection's boundary may have a plan although the certificate fails there: one plan tells
+    candidates = [rounded(value_at(boundaries[1]))] if boundaries[1] < boundaries[2] else []
+    candidates += [rounded(value_at(boundaries[2])), value_at(boundaries[2])]
+    for candidate in candidates:
+        if (min(candidate, end) if up else max(candidate, end)) == candidate and selects(candidate):
+            try:
+                plan(candidate)
+            except ValueError:
+                continue
+            return candidate
+    return None
+
+
+def select_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_computations: float | None = None,
+                   epochs: float | None = None, sigma: float | None = None,
+                   sigma_range: tuple[float, float] | None = None, delta: float | None = None, p: float = 1.0,
+                   r0: float | str = "r0(sigma)", variant: str = "corrected", case: int = 1, k: float = 1.0,
+                   max_passes: int | None = None) -> vandijk.Selection:
+    """The paper's parameter selection (L211-219) for :func:`plan_vandijk`'s inputs, without the accounting.
+
+    Give K as ``grad_computations`` (per client) or ``epochs`` = K/N_c. Give ``sigma``, or ``sigma_range`` with a
+    target ``delta`` to take the smallest σ whose claimed δ meets it (:func:`smallest_sigma`).
     """
     from fedplan.bounds import vandijk
 
@@ -255,12 +373,31 @@ def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_co
     if (sigma is None) == (sigma_range is None):
         raise ValueError("give exactly one of sigma and sigma_range")
     if sigma is not None:
-        selection = select(sigma)
-    else:
-        if delta is None:
-            raise ValueError("sigma_range needs a target delta")
-        target = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        selection = smallest_sigma(select, sigma_range=sigma_range, target_delta=target)
+        return select(sigma)
+    if delta is None:
+        raise ValueError("sigma_range needs a target delta")
+    target = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    return smallest_sigma(select, sigma_range=sigma_range, target_delta=target)
+
+
+def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_computations: float | None = None,
+                 epochs: float | None = None, sigma: float | None = None,
+                 sigma_range: tuple[float, float] | None = None, delta: float | None = None,
+                 p: float = 1.0, r0: float | str = "r0(sigma)", variant: str = "corrected", case: int = 1,
+                 k: float = 1.0, max_passes: int | None = None, with_pld: bool = True,
+                 time_budget: float = accounting.DEFAULT_TIME_BUDGET, learning_rate: float | None = None,
+                 decay: float = 0.0, step_rule: str = "inverse") -> VanDijkPlan:
+    """Plan with the paper's parameter selection (:func:`select_vandijk`) and account the realised schedule tightly.
+
+    The tight ε values are at the paper's δ for this plan (``selection.delta``). A claim so weak that the schedule
+    meets it without noise (ε = 0 at that δ) raises :class:`VacuousClaimError`.
+    """
+    from fedplan.bounds import vandijk
+
+    selection = select_vandijk(initial_size=initial_size, client_size=client_size, epsilon=epsilon,
+                               grad_computations=grad_computations, epochs=epochs, sigma=sigma,
+                               sigma_range=sigma_range, delta=delta, p=p, r0=r0, variant=variant, case=case, k=k,
+                               max_passes=max_passes)
     direct = vandijk.theorem3(sizes=selection.sizes, client_size=client_size, sigma=selection.sigma,
                               epsilon=selection.epsilon)
     increasing = _runs(selection.sizes, client_size, selection.sigma)
@@ -270,7 +407,8 @@ def plan_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_co
     steps = (None if learning_rate is None
              else round_step_sizes(selection.sizes, learning_rate=learning_rate, decay=decay, rule=step_rule))
     if (tight_pld or tight_rdp).epsilon == 0:
-        raise ValueError(_vacuous_claim(selection, k=k, epochs=epochs))
+        raise VacuousClaimError(_vacuous_claim(selection, k=k, epochs=epochs), delta=selection.delta,
+                           epsilon=selection.epsilon)
     matched = matching_constant_noise(selection, tight_pld or tight_rdp)
     return VanDijkPlan(selection=selection, direct=direct, tight_pld=tight_pld, tight_rdp=tight_rdp,
                        constant_pld=constant_pld, constant_rdp=constant_rdp, matched_constant=matched,
@@ -282,10 +420,16 @@ def noise_against_growth_exponent(plan: VanDijkPlan, *, grad_computations: float
     """Theorem 4's aggregated noise √T·σ_min against the growth exponent p in [0.01, ``p_max``] for the plan's s₀, m,
     N_c, ε, σ, γ and δ at K = ``grad_computations``, and the exponents p⁻/p⁺ where K crosses K⁻ and K⁺ (L193,
     L1151-1171). A point just after each p⁺ shows the ×1.21 jump. Rows: ``p``, ``case``, ``aggregated_noise``
-    (None between K⁻ and K⁺, where Theorem 4 gives no bound). The increasing-sizes page's chart."""
+    (None between K⁻ and K⁺, where Theorem 4 gives no bound). The increasing-sizes page's chart.
+
+    The curve keeps the plan's m, so q = s₀/(N_c m^p) falls as p grows only for m > 1 (L1151): a plan with m ≤ 1
+    (a small p) is refused with a ``ValueError`` that says so."""
     from fedplan.bounds import vandijk
 
     sel = plan.selection
+    if sel.m <= 1:
+        raise ValueError(f"the curve keeps this plan's offset m = {number_text(sel.m)} and needs m > 1, where "
+                         f"q = s0/(N_c m^p) falls as p grows (L1151); raise the growth exponent p (m grows with p)")
     setting = {"initial_size": sel.initial_size, "offset": sel.m, "client_size": sel.client_size,
                "epsilon": sel.epsilon, "sigma": sel.sigma, "grad_computations": grad_computations, "gamma": sel.gamma}
     transitions = vandijk.transition_exponents(p_max=p_max, **setting)

@@ -150,15 +150,18 @@ class VandijkPlanInputs(Request):
         if self.case == 1 and self.k_plus_multiple != 1:
             raise ValueError(f"k_plus_multiple applies to case 2; got {self.k_plus_multiple:g} with case 1")
 
+    def selection_arguments(self) -> dict:
+        """The keyword arguments of :func:`~fedplan.planner.vandijk.select_vandijk` (the paper's selection alone)."""
+        return dict(initial_size=self.initial_size, client_size=self.client_size, epsilon=self.target_epsilon,
+                    grad_computations=self.grad_computations, epochs=self.epochs, sigma=self.noise_multiplier,
+                    sigma_range=self.noise_multiplier_range, delta=self.target_delta, p=self.growth_exponent,
+                    r0=self.r0_value(), variant=self.variant, case=self.case, k=self.k_plus_multiple,
+                    max_passes=self.max_passes)
+
     def plan(self, **extra) -> VanDijkPlan:
         """The paper's selection and the tight ε of its realised schedule; ``extra``: learning_rate, decay,
         step_rule (the per-round step sizes of a schedule)."""
-        return plan_vandijk(initial_size=self.initial_size, client_size=self.client_size,
-                            epsilon=self.target_epsilon, grad_computations=self.grad_computations, epochs=self.epochs,
-                            sigma=self.noise_multiplier, sigma_range=self.noise_multiplier_range,
-                            delta=self.target_delta, p=self.growth_exponent, r0=self.r0_value(), variant=self.variant,
-                            case=self.case, k=self.k_plus_multiple, max_passes=self.max_passes,
-                            with_pld=not self.no_pld, **extra)
+        return plan_vandijk(**self.selection_arguments(), with_pld=not self.no_pld, **extra)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,13 +1,17 @@
 """planner.vandijk: the recipe, tight accounting and export (the CLI: tests/planner/tasks/test_vandijk.py)."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
+from scipy.stats import norm
 
 from fedplan.bounds import accounting, rdp
 from fedplan.planner.export import load_schedule_file, render
 from fedplan.planner.vandijk import (
+    claim_needs_noise,
     matching_constant_noise,
+    nearest_feasible,
     noise_against_growth_exponent,
     plan_vandijk,
     round_step_sizes,
@@ -31,13 +35,6 @@ def test_plan_accounts_the_realised_schedule_at_the_papers_delta(paper_plan):
     assert paper_plan.tight_rdp.epsilon == pytest.approx(0.1308, abs=1e-4)  # spec §6 TV-9
     assert paper_plan.constant_rdp.epsilon == pytest.approx(0.0557, abs=1e-4)
     assert paper_plan.tight_rdp.epsilon < sel.epsilon  # the paper's claim is valid, and loose
-
-
-def test_cumulative_epsilon_ends_at_the_tight_rdp_value_and_never_decreases(paper_plan):
-    curve = paper_plan.cumulative_epsilon()
-    assert len(curve) == 183 and all(b >= a for a, b in zip(curve, curve[1:], strict=False))
-    assert curve[-1] >= paper_plan.tight_rdp.epsilon
-    assert curve[-1] == pytest.approx(paper_plan.tight_rdp.epsilon, rel=1e-3)
 
 
 def test_matching_constant_noise_reverses_under_tight_accounting(paper_plan):
@@ -106,3 +103,48 @@ def test_noise_against_growth_exponent_has_no_bound_between_the_transitions(pape
             assert row["aggregated_noise"] is None
         elif row["p"] < p_minus or row["p"] > p_plus:
             assert row["aggregated_noise"] > 0
+
+
+def _selection(delta: float, sigma: float = 1.0):
+    return SimpleNamespace(sizes=(50, 100), client_size=1000, sigma=sigma, delta=delta)
+
+
+def test_claim_needs_noise_compares_one_rounds_total_variation_with_the_claimed_delta():
+    tv = 0.1 * (2 * norm.cdf(1 / (2 * 3.0)) - 1)  # the largest q = 0.1 at σ = 3: TV of its two output laws
+    assert claim_needs_noise(_selection(tv * (1 - 1e-9), 3.0)) and not claim_needs_noise(_selection(tv * (1 + 1e-9),
+                                                                                                      3.0))
+
+
+def test_nearest_feasible_takes_the_selections_boundary_when_it_plans_else_the_certified_one():
+    """The selection fails below 2.5, the claim δ = 0.1/v is certified above 0.1/TV = 2.6115 (TV = 0.1 erf(1/(2√2)))
+    and the plan fails below 2.55: 2.5 rounded up to 3 digits (2.51) does not plan, so the answer is the certified
+    boundary rounded up, 2.62."""
+    tv = 0.1 * (2 * norm.cdf(0.5) - 1)
+    calls = []
+
+    def select(value):
+        calls.append(value)
+        if value < 2.5:
+            raise ValueError("no increasing schedule")
+        return _selection(0.1 / value)
+
+    def plan(value):
+        if value < 2.55:
+            raise ValueError("nothing to plan")
+
+    assert 0.1 / tv == pytest.approx(2.6115, abs=1e-4)
+    assert nearest_feasible(select, plan, start=1.0, end=1e8) == 2.62
+    assert len(calls) < 60
+    assert nearest_feasible(select, lambda value: None, start=1.0, end=1e8) == 2.51  # the selection's boundary plans
+    assert nearest_feasible(select, plan, start=1.0, end=2.0) is None  # nothing up to the end
+    assert nearest_feasible(select, plan, start=1.0, end=1e8, time_budget=0.0) is None
+
+
+def test_nearest_feasible_searches_down_in_whole_numbers():
+    def select(value):
+        assert value == int(value)
+        if value > 45_873:
+            raise ValueError("no increasing schedule")
+        return _selection(1e-9)
+
+    assert nearest_feasible(select, lambda value: None, start=1e7, end=16, integer=True) == 45_800
