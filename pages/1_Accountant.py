@@ -270,6 +270,10 @@ def calibration_page() -> None:
             st.warning(answer["fallback_reason"])
         if answer["range_note"]:
             st.info(answer["range_note"])
+        elif parameter == "steps" and answer["value"] == 1:
+            st.info(f"Only 1 step meets the target: a second step would spend more than ε = "
+                    f"{answer['target_epsilon']:g}. Raise the target ε or the noise multiplier σ, or lower the sample "
+                    "rate q, to train for more steps.")
         elif answer["epsilon"] < answer["target_epsilon"] / 2:
             st.info(f"The ε reached ({shown_epsilon(answer['epsilon'])}) is far below the target "
                     f"{answer['target_epsilon']:g}: by the {accountant_name(answer)} accountant, ε jumps past the "

@@ -20,6 +20,8 @@ from fedplan.pages.widgets import report
 from fedplan.planner.display import accountant_label
 from fedplan.planner.tasks.accounting import Epsilon
 
+#: A series' colour by its accountant's first word: PLD red, RDP blue, exact green, participation grey.
+COLOURS = {"PLD": "#d62728", "RDP": "#1f77b4", "exact": "#2ca02c", "participation": "#7f7f7f"}
 #: Step counts on the fast accountant's line (one-stage sampling; two-stage runs a request per point) and PLD points.
 LINE_POINTS, TWO_STAGE_POINTS, PLD_POINTS = 120, 24, 6
 
@@ -79,7 +81,8 @@ def chart(request: Epsilon, curve: pd.DataFrame) -> dict:
     """The Vega-Lite spec of ε against steps: the line of the fast accountant (or of the tight points where there
     is none), the tight points, a dashed rule at the schedule's T; the legend names each accountant."""
     names = list(dict.fromkeys(curve["accountant"]))
-    colour = alt.Color("accountant:N", title="accountant", scale=alt.Scale(domain=names),
+    colour = alt.Color("accountant:N", title="accountant",
+                       scale=alt.Scale(domain=names, range=[COLOURS[name.split(",")[0].split()[0]] for name in names]),
                        legend=alt.Legend(orient="bottom", labelLimit=400))
     x = alt.X("steps:Q", title="steps T (log scale)", scale=alt.Scale(type="log"))
     y = alt.Y("epsilon:Q", title=f"ε at δ = {request.delta:g}")

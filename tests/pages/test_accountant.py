@@ -112,6 +112,16 @@ def test_calibration_page(app):
     assert not app.exception and int(metric(app, "steps (PLD")) > int(metric(app, "steps (RDP upper bound)"))
 
 
+def test_a_single_step_answer_is_explained(app):
+    app.radio[0].set_value("Calibrate a parameter").run()
+    app.radio[1].set_value("steps").run()
+    app.text_input[0].set_value("0.15").run()
+    one, two = (Epsilon(**{**SCHEDULE, "steps": steps}, **PAGE_BUDGET).run()["epsilon"] for steps in (1, 2))
+    assert one <= 0.15 < two  # 0.1423 and 0.1745: one step fits, two do not
+    assert not app.exception and not app.error and metric(app, "steps (PLD, tight)") == "1"
+    assert app.info[0].value.startswith("Only 1 step meets the target")
+
+
 def test_epsilon_zero_by_the_participation_bound_is_explained_not_a_traceback(app):
     # Browser walk: a ZeroDivisionError traceback ("RDP overstates ε by" divided by the PLD's ε = 0). At q = 1e-6
     # for 10 steps a record is used at all with probability 1 - (1 - 1e-6)^10 = 9.99996e-6 ≤ δ = 1e-5: ε = 0.
@@ -161,7 +171,8 @@ def test_the_curve_is_the_accounted_run_with_named_axes_and_accountants(app):
     (spec, frames), = charts(app)
     assert spec["layer"][0]["encoding"]["x"]["title"] == "steps T (log scale)"
     assert spec["layer"][0]["encoding"]["y"]["title"] == "ε at δ = 1e-05"
-    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["RDP upper bound", "PLD, tight"]
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert (scale["domain"], scale["range"]) == (["RDP upper bound", "PLD, tight"], ["#1f77b4", "#d62728"])
     line = frames[0].set_index("steps")["epsilon"]
     assert line[10_000] == pytest.approx(5.631992, rel=1e-6)  # the RDP metric's 5.6320, rounded up
     app.text_input[5].set_value("0.1").run()  # two-stage: the line is the two-stage run's RDP (was one-stage's)
