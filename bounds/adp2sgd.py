@@ -462,6 +462,8 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
     Below the floor (:func:`epsilon_floor`) or with an empty band no σ works: the result is :func:`theorem2` at
     the target and the unconstrained best μ* (:func:`unconstrained_mu`), and the hypothesis "target epsilon >=
     floor" or "some noise level is certified" fails with its numbers (CIFAR-10 set-up: 8.3436 >= 8.34366).
+    A target so small that this noise multiplier exceeds the accountants' 1e8 (CIFAR-10 set-up: ε ≤ 1e-7) raises
+    ``ValueError`` naming ``target_epsilon``.
     """
     target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
     variant = _check_variant(variant)
@@ -482,6 +484,11 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
         crossing = certificate(setting=setting, noise_multiplier=z)
         mu, target = crossing.mu, min(target, crossing.epsilon)
     theorem = theorem2(setting=setting, epsilon=target, mu=mu, clipping_norm=clipping_norm, variant=variant)
+    if theorem.noise_multiplier > rdp.MAX_NOISE_MULTIPLIER:
+        raise ValueError(f"target_epsilon={target:g} is too small: Theorem 2's formula needs noise multiplier "
+                         f"{theorem.noise_multiplier:.3g} for it, above the largest the accountants take "
+                         f"({rdp.MAX_NOISE_MULTIPLIER:g}); " + "; ".join(f"{item.name}: {item.detail}"
+                                                                       for item in gate if not item.holds))
     certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
                                         variant="corrected").epsilon
     return PaperNoise(target, theorem, certified, floor, variant, hypotheses=(*gate, *theorem.hypotheses))

@@ -173,6 +173,13 @@ def test_xu_paper_noise_below_the_printed_floor():
     assert data["hypotheses"][1] == {"name": "target epsilon >= the smallest epsilon Theorem 2 certifies (floor)",
                                      "holds": False, "detail": "8.3436 >= 8.34366", "source": "xu L171-173; spec §4.4"}
     assert "arXiv:2008.09246" in data["floor"]["source"] and data["floor"]["epsilon"] == pytest.approx(8.3436582)
+    tiny = xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=1e-6)  # the formula at mu*: z = 1.88e7
+    a = math.log(1e5) / 1e-6
+    mu = 1 + a - math.sqrt(a * (1 + a))
+    z = math.sqrt(7.68003 * (math.log(1e5) / ((1 - mu) * 1e-6) + 1) / (mu * 1e-6))  # 5 T gamma^2 alpha/(mu eps)
+    assert not tiny.valid and tiny.noise_multiplier == pytest.approx(z, rel=1e-5)
+    with pytest.raises(ValueError, match=r"target_epsilon=1e-07 is too small: .* noise multiplier 1.88e\+08"):
+        xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=1e-7)  # beyond the accountants' 1e8
     above = xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=10)
     assert_contract(above, above.noise_multiplier, expect_valid=True)
     assert above.noise_multiplier == pytest.approx(2.23314, rel=1e-5)  # spec TV-P3
