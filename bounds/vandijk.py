@@ -687,8 +687,8 @@ class SelectionPass:
 
 
 def _selection_source(closed: bool) -> str:
-    forms = "Theorem 4's closed B, A" if closed else "Theorem 6's general B, A"
-    return cite("vandijk", f"parameter selection (Theorem 4/6, D.3.2) with {forms}", "L211-219, L1505-1817")
+    forms = "Theorem 4 closed" if closed else "Theorem 6 general"
+    return cite("vandijk", f"parameter selection (Theorem 4/6, D.3.2) with the {forms} B, A", "L211-219, L1505-1817")
 
 
 @dataclass(frozen=True)
