@@ -95,8 +95,8 @@ def time_estimate(request) -> str:
     shown = f"{seconds:.0f} s" if seconds >= 1.5 else "under 2 s"
     if seconds >= 90:
         shown = f"{seconds / 60:.1f} min"
-    return (f"This run: about {updates:,} client updates ({because}), estimated at {shown} before it starts "
-            "(a pessimistic cost per update; a busy machine takes longer).")
+    return (f"This run: about {updates:,} client updates ({because}), estimated at up to {shown} before it "
+            "starts (a pessimistic cost per update and the most rounds it may run; a busy machine takes longer).")
 
 
 def rounds_axis() -> alt.X:

@@ -89,9 +89,15 @@ class ValidateTheorem5(_Validation):
                                                rounds=self.rounds, d=self.round_threshold, seeds=self.seeds))
 
 
-#: One client's L-BFGS fit of Zhou et al.'s constants in client updates (about 0.08 s on 10 000 examples × 20
-#: features over 928 clients: 2 000 updates at the limits' per-update cost).
-FIT_UPDATES = 2000
+#: The parts of a FedSGD-DPC validation in client updates of :func:`planner.limits.update_seconds`, measured against
+#: the van Dijk engine's update in the same process (issue 20; 62 500 synthetic examples over 5 clients), then made
+#: pessimistic: the constants' L-BFGS fits (one per client, one on all the data) took 0.5-1.6 updates per training
+#: example; a reply is a gradient over q·d_i examples, about 100 examples an update; the Gaussian planner calibrates
+#: σ once per T in 1..max_rounds, 260-460 updates each. Counted as 1 update per reply before (0.5 s estimated for a
+#: Gaussian validation that ran 62.7 s on a loaded machine).
+FIT_UPDATES_PER_EXAMPLE = 3
+EXAMPLES_PER_UPDATE = 50
+CALIBRATION_UPDATES = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,14 +116,23 @@ class ValidateFedsgdDpc(_Validation):
     max_rounds: int = count(200, help="cap on T of the planner's search", low=1)
 
     def planned_updates(self) -> tuple[int, str]:
-        """The constants are estimated by one L-BFGS fit per client (counted as :data:`FIT_UPDATES` updates each),
-        then each seed runs up to T rounds (rounds, else max_rounds) of b (clients_per_round, else all) clients."""
+        """The constants' fits over the n_samples·(1 − test_fraction) training examples, the Gaussian planner's σ
+        calibrations (when it chooses T or b), then each seed's T rounds (rounds, else max_rounds) of b replies
+        (clients_per_round, else all), each over q·d_i examples (:data:`EXAMPLES_PER_UPDATE`)."""
+        examples = math.ceil(self.n_samples * (1 - self.test_fraction))
+        planned = self.rounds is None or self.clients_per_round is None
+        calibrations = self.max_rounds if planned and self.mechanism == "gaussian" else 0
         rounds = self.rounds or self.max_rounds
         per_round = self.clients_per_round or self.clients
-        updates = FIT_UPDATES * self.clients + rounds * per_round * len(self.seeds)
-        return updates, (f"clients={self.clients} fits, then {'rounds' if self.rounds else 'max_rounds'}={rounds} × "
+        rate = self.sample_rate if self.mechanism == "gaussian" else 1.0
+        reply = math.ceil(rate * examples / self.clients / EXAMPLES_PER_UPDATE)
+        updates = (FIT_UPDATES_PER_EXAMPLE * examples + CALIBRATION_UPDATES * calibrations
+                   + rounds * per_round * len(self.seeds) * reply)
+        return updates, (f"fits on {examples} training examples, "
+                         + (f"max_rounds={self.max_rounds} noise calibrations, " if calibrations else "")
+                         + f"then {'rounds' if self.rounds else 'max_rounds'}={rounds} × "
                          f"{'clients_per_round' if self.clients_per_round else 'clients'}={per_round} × "
-                         f"{len(self.seeds)} seeds")
+                         f"{len(self.seeds)} seeds of replies over {rate * examples / self.clients:.0f} examples")
 
     def run(self, *, progress=None) -> Report:
         return claims_report(validate_fedsgd_dpc(

@@ -101,11 +101,11 @@ def test_the_caption_shows_the_time_estimated_before_a_run():
     page = open_page("7_Validate.py", timeout=300)
     # K = 2.5 passes × 10 000 records per client × 5 clients × 2 seeds = 250 000 updates at 44 µs (limits): 11 s
     assert ("This run: about 250,000 client updates (epochs=2.5 × client_size=10000 × clients=5 × 2 seeds), "
-            "estimated at 11 s before it starts") in " ".join(captions(page))
+            "estimated at up to 11 s before it starts") in " ".join(captions(page))
     box(page, "Seeds").set_value("5").run()
     box(page, "Examples").set_value("200000").run()  # 160 000 training records / 5 clients = 32 000 each
     assert "about 2,000,000 client updates (epochs=2.5 × client_size=32000 × clients=5 × 5 seeds), estimated at " \
-           "88 s" in " ".join(captions(page))  # measured on the walk: 44.9 s (the estimate is pessimistic)
+           "up to 88 s" in " ".join(captions(page))  # measured on the walk: 44.9 s (the estimate is pessimistic)
     assert "finishes in seconds" not in " ".join(captions(page))
 
 

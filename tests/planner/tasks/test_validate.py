@@ -92,3 +92,21 @@ def test_validate_vandijk_estimates_its_time_up_front_from_the_gradient_computat
     given = ValidateVandijk(initial_size=16, client_size=10_000, grad_computations=3001, noise_multiplier=8,
                             target_epsilon=1, r0="1/e", no_pld=True, clients=2, seeds=(0, 1, 2))
     assert simulated_updates(given) == (3001 * 2 * 3, "grad_computations=3001 × clients=2 × 3 seeds")
+
+
+def test_validate_fedsgd_dpc_counts_its_fits_calibrations_and_replies_up_front():
+    """62 500 synthetic examples, 20 % held out: 50 000 training examples over 5 clients. Fits: 3 × 50 000 = 150 000
+    updates. Gaussian planner: 200 calibrations × 1 000 = 200 000. Replies: 200 rounds × 5 clients × 2 seeds × ⌈0.5 ×
+    10 000 / 50⌉ = 100 each = 200 000. At 44 µs an update: 24.2 s (a loaded machine ran one seed in 69.8 s; the old
+    count, one update per reply, estimated 0.5 s)."""
+    from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
+
+    common = dict(n_samples=62_500, test_fraction=0.2, clients=5, seeds=(0, 1), target_epsilon=20)
+    gaussian = ValidateFedsgdDpc(mechanism="gaussian", **common)
+    assert simulated_updates(gaussian) == (550_000, "fits on 50000 training examples, max_rounds=200 noise "
+                                           "calibrations, then max_rounds=200 × clients=5 × 2 seeds of replies over "
+                                           "5000 examples")
+    assert estimated_seconds(gaussian) == pytest.approx(24.2, rel=1e-12)
+    # given T and b the planner does not run; Laplace replies use every local example (q = 1): 10 000 / 50 = 200
+    laplace = ValidateFedsgdDpc(mechanism="laplace", rounds=3, clients_per_round=4, **common)
+    assert simulated_updates(laplace)[0] == 150_000 + 3 * 4 * 2 * 200
