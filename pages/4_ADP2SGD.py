@@ -89,10 +89,12 @@ def band_chart(fields: tuple, band: tuple[float, float], floor: float, target_z:
     ).to_dict(validate=False)
 
 
-def curve_csv(frame: pd.DataFrame) -> str:
-    """The chart's points, one row per z: Theorem 2's ε at z with its verdict, and the RDP bound."""
+@st.cache_data(show_spinner=False, max_entries=16)
+def curve_csv(fields: tuple, _frame: pd.DataFrame) -> str:
+    """The chart's points, one row per z: Theorem 2's ε at z with its verdict, and the RDP bound (cached on the
+    setting)."""
     by_z: dict[float, dict] = {}
-    for z, epsilon, answer in frame[[Z_TITLE, "ε", "answer"]].itertuples(index=False):
+    for z, epsilon, answer in _frame[[Z_TITLE, "ε", "answer"]].itertuples(index=False):
         row = by_z.setdefault(z, {"noise_to_sensitivity": z, "theorem2_epsilon": "", "theorem2_guarantee": "",
                                   "rdp_upper_bound_epsilon": ""})
         if answer == TIGHT:
@@ -183,7 +185,8 @@ def main() -> None:
                 column.download_button(f"Schedule {name} (target ε)", lambda i=index: schedule_texts(key, target)[i],
                                        file_name=f"adp2sgd_schedule.{name.lower()}", on_click="ignore")
         if floor is not None:
-            columns[2].download_button("Chart points CSV", curve_csv(frame), file_name="adp2sgd_epsilon_vs_z.csv")
+            columns[2].download_button("Chart points CSV", curve_csv(fields, frame),
+                                       file_name="adp2sgd_epsilon_vs_z.csv")
         st.caption("Noise on each worker's averaged minibatch gradient, std 2Gz/B; replace-one neighbours; "
                    "worker choice plus minibatch modelled as one sampling without replacement at rate "
                    "B/(K n₍₁₎), as the paper does (xu L520). The schedule exports one worker's updates "

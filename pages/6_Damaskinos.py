@@ -4,7 +4,7 @@ Each tab builds the request of its command from its widgets (:mod:`fedplan.pages
 calibrate`` (:class:`~fedplan.planner.tasks.damaskinos.DpscdCalibrate`, one per batch size of the chart),
 ``fedplan staleness beta`` (:class:`~fedplan.planner.tasks.damaskinos.StalenessBeta`) and ``fedplan byzantine
 max-f`` (:class:`~fedplan.planner.tasks.damaskinos.ByzantineMaxF`, one per rule). Each tab downloads what it shows
-as JSON and CSV (DP-SCD: its schedule, one row per phase).
+as JSON and CSV (DP-SCD: its schedule, one row per phase), written when the button is clicked.
 """
 
 from __future__ import annotations
@@ -165,7 +165,8 @@ def dpscd_tab() -> None:
         for column, (index, name) in zip(downloads, ((0, "JSON"), (1, "CSV")), strict=False):
             column.download_button(f"Schedule {name}", lambda i=index: schedule_texts(fields, request)[i],
                                    file_name=f"dpscd_schedule.{name.lower()}", on_click="ignore")
-        downloads[2].download_button("σ by batch size CSV", frame.to_csv(index=False), file_name="dpscd_sigma.csv")
+        downloads[2].download_button("σ by batch size CSV", lambda: frame.to_csv(index=False),
+                                     file_name="dpscd_sigma.csv", on_click="ignore")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -196,8 +197,10 @@ def dampening_tab() -> None:
     st.vega_lite_chart(spec=dampening_chart(threshold, frame), width="stretch")
     st.caption(answer.statement)
     left, right = st.columns(2)
-    left.download_button("Dampening JSON", json.dumps(answer.to_dict(), indent=2), file_name="dampening.json")
-    right.download_button("Dampening curves CSV", frame.to_csv(index=False), file_name="dampening.csv")
+    left.download_button("Dampening JSON", lambda: json.dumps(answer.to_dict(), indent=2), file_name="dampening.json",
+                         on_click="ignore")
+    right.download_button("Dampening curves CSV", lambda: frame.to_csv(index=False), file_name="dampening.csv",
+                          on_click="ignore")
 
 
 def byzantine_tab() -> None:
@@ -218,9 +221,9 @@ def byzantine_tab() -> None:
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True)
     left, right = st.columns(2)
-    left.download_button("Table JSON", json.dumps({"workers": request.workers, "rules": rows}, indent=2),
-                         file_name="byzantine.json")
-    right.download_button("Table CSV", table.to_csv(index=False), file_name="byzantine.csv")
+    left.download_button("Table JSON", lambda: json.dumps({"workers": request.workers, "rules": rows}, indent=2),
+                         file_name="byzantine.json", on_click="ignore")
+    right.download_button("Table CSV", lambda: table.to_csv(index=False), file_name="byzantine.csv", on_click="ignore")
 
 
 def main() -> None:
