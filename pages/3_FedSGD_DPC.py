@@ -27,7 +27,7 @@ st.set_page_config(page_title="fedplan: FedSGD-DPC", layout="wide")
 
 #: Raw constants with the defaults of the CLI example (README): (request field, label, default).
 FIELDS = (
-    ("clients", "Clients N", "10"),
+    ("clients", "Clients N (up to 10 000 here)", "10"),
     ("client_size", "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "6000"),
     ("model_dim", "Model dimension p", "7850"), ("strong_convexity", "Strong convexity μ", "10"),
     ("smoothness", "Smoothness λ", "20"), ("gradient_bound", "Gradient bound G", "1"),
@@ -37,6 +37,9 @@ FIELDS = (
 LABELS = {name: label for name, label, _ in FIELDS}
 #: The session-state key of the ε box (the "raise ε" button sets it).
 EPSILON_KEY = "fedsgd_target_epsilon"
+#: The page's own cap on N: the exact optimum searches every b = 1..N (1 s at N = 10⁴, 40 s at 10⁵); the CLI and the
+#: API take up to 10⁷.
+MAX_PAGE_CLIENTS = 10_000
 #: Rounds and clients per round drawn in the heat map (at most).
 MAP_ROUNDS, MAP_CLIENTS = 60, 40
 
@@ -44,7 +47,8 @@ MAP_ROUNDS, MAP_CLIENTS = 60, 40
 def inputs() -> tuple[Form, FedsgdDpcOptimum | None]:
     form = Form(FedsgdDpcOptimum)
     for name, label, default in FIELDS:
-        form.field(name, label, default=default, key=EPSILON_KEY if name == "target_epsilon" else None)
+        form.field(name, label, default=default, key=EPSILON_KEY if name == "target_epsilon" else None,
+                   limit=(2, MAX_PAGE_CLIENTS) if name == "clients" else None)
     form.field("variant", "Variant")
     form.field("fixed_clients_per_round", "Fixed clients per round b (optional: optimise T only)")
     form.field("fixed_rounds", "Fixed rounds T (optional: optimise b only)")

@@ -156,10 +156,14 @@ def _laplace(problem: zhou.Problem, *, epsilon, clipping_norm, max_rounds, fix_b
                 f"{exact.bound:.6g} (the paper rule's U = {paper.bound:.6g})")))
     noise = {"scale": [], "epsilon_guaranteed": [], "max_replies": []}
     if choice.rounds > 0:
+        noises = {}  # one draw per distinct (d_i, ε_i): N equal clients cost one call, not N
         for size, eps in zip(problem.client_sizes, np.broadcast_to(epsilon, (problem.num_clients,)), strict=True):
-            drawn = zhou.laplace_noise(rounds=int(choice.rounds), clients_per_round=choice.clients_per_round,
-                                       num_clients=problem.num_clients, client_size=size, epsilon=float(eps),
-                                       clipping_norm=clipping_norm, variant=variant)
+            if (size, float(eps)) not in noises:
+                noises[size, float(eps)] = zhou.laplace_noise(
+                    rounds=int(choice.rounds), clients_per_round=choice.clients_per_round,
+                    num_clients=problem.num_clients, client_size=size, epsilon=float(eps), clipping_norm=clipping_norm,
+                    variant=variant)
+            drawn = noises[size, float(eps)]
             noise["scale"].append(drawn.scale)
             noise["epsilon_guaranteed"].append(drawn.epsilon_guaranteed)
             noise["max_replies"].append(drawn.max_replies)

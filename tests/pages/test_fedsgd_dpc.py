@@ -9,6 +9,7 @@ import pytest
 from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
 from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
+CLIENTS = "Clients N (up to 10 000 here)"
 README = dict(mechanism="laplace", clients=10, client_size=6000, model_dim=7850, strong_convexity=10, smoothness=20,
               gradient_bound=1, heterogeneity=0, initial_distance=1, target_epsilon=0.05, clipping_norm=1)
 
@@ -45,8 +46,10 @@ def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     assert error_under(fedsgd_page, "Smoothness λ") == errors(fedsgd_page)[0]
     fedsgd_page.text_input[3].set_value("10")
     fedsgd_page.text_input[0].set_value("1").run()
-    assert errors(fedsgd_page) == [refusal(FedsgdDpcOptimum, **{**README, "clients": 1})]
-    assert error_under(fedsgd_page, "Clients N") == errors(fedsgd_page)[0]
+    # the request's words with the page's own range (N ≤ 10 000 here; the request takes up to 1e7)
+    assert refusal(FedsgdDpcOptimum, **{**README, "clients": 1}) == "clients must be an integer in [2, 1e+07]; got 1"
+    assert errors(fedsgd_page) == ["clients must be an integer in [2, 10000]; got 1"]
+    assert error_under(fedsgd_page, CLIENTS) == errors(fedsgd_page)[0]
 
 
 def rendered(markdown: str) -> str:
@@ -89,9 +92,9 @@ def test_fedsgd_page_takes_one_size_per_client(fedsgd_page):
 
 def test_fedsgd_page_keeps_every_input_and_the_last_answer_under_a_bad_value(fedsgd_page):
     fedsgd_page.text_input[0].set_value("x").run()
-    assert error_under(fedsgd_page, "Clients N") == "clients must be a whole number such as 10000 or 1e4; got 'x'"
+    assert error_under(fedsgd_page, CLIENTS) == "clients must be a whole number such as 10000 or 1e4; got 'x'"
     assert [box.label for box in fedsgd_page.text_input] == [
-        "Clients N", "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "Model dimension p",
+        CLIENTS, "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "Model dimension p",
         "Strong convexity μ", "Smoothness λ", "Gradient bound G", "Non-iid degree Γ", "‖θ₀ − θ*‖² (Y₀)",
         "ε of every client (Laplace, pure)", "L1 clipping norm ξ₁",
         "Fixed clients per round b (optional: optimise T only)", "Fixed rounds T (optional: optimise b only)"]
@@ -142,3 +145,10 @@ def test_fedsgd_page_privacy_caption_shows_the_epsilon_the_noise_guarantees(feds
     assert privacy.startswith("Privacy: every client's records are protected with pure ε ≤ 0.05103 (Laplace, basic "
                               "composition over at most 25 replies; no sampling")
     assert 25 * 0.05 / 24.5 <= 0.05103 < 25 * 0.05 / 24.5 + 1e-5
+
+
+def test_fedsgd_page_caps_the_clients_it_searches(fedsgd_page):
+    """N = 1e5 took 40 s (the exact optimum tries every b); the page takes N up to 10 000 and says so under the box."""
+    fedsgd_page.text_input[0].set_value("1e5").run()
+    assert error_under(fedsgd_page, CLIENTS) == "clients must be an integer in [2, 10000]; got 100000"
+    assert metric(fedsgd_page, "T*") == "120"  # the last valid answer stays
