@@ -96,33 +96,46 @@ def set_value(name: str, text: str) -> None:
     st.session_state[key(name)] = text
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def plain_reason(fields: tuple, _request: VandijkSelect, _error: ValueError) -> str | None:
+    """Why the inputs give no plan, in one plain sentence: a vacuous claim, or a selection that finds no schedule
+    (the m/T iteration diverges); None for another refusal, which the request's own words then explain."""
+    if isinstance(_error, VacuousClaimError):
+        return _error.reason
+    try:
+        select_vandijk(**_request.selection_arguments())
+    except ValueError:
+        return NO_SCHEDULE
+    return None
+
+
 def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     """A plan the inputs do not give: the request's words under the widget of a field it names, else the reason in
-    plain words at the top of the form; here (the results' place) the nearest value of each control that gives a
-    plan as a button, and the selection's full message in an expander."""
+    plain words (:func:`plain_reason`, or the request's words) at the top of the form; here (the results' place)
+    the nearest value of each control that gives a plan as a button, and the full message in an expander."""
     message = str(error)
     field = named_field(message, list(form.slots))
-    if field is not None:
-        form.error(message, field=field)
-    else:
-        form.error(error.reason if isinstance(error, VacuousClaimError) else NO_SCHEDULE)
+    plain = None if field is not None else plain_reason(tuple(request.inputs().items()), request, error)
+    form.error(plain or message, field=field)
     st.subheader("No plan for these inputs")
     names = searched_controls(request)
     with st.spinner("Looking for the nearest inputs with a plan…"):
         found = {name: nearest_value(tuple(request.inputs().items()), name, request) for name in names}
     offers = {name: value for name, value in found.items() if value is not None}
     if offers:
-        st.markdown("Change one control to the nearest value that gives a plan:")
+        st.markdown("Change one control to the nearest value that gives a plan with a claim that needs noise:")
         for column, (name, value) in zip(st.columns(len(offers)), offers.items(), strict=True):
             word, symbol = REMEDIES[name]
             column.button(f"{symbol} = {number_text(value)}", key=f"remedy_{name}", on_click=set_value,
-                          args=(name, as_text(value)), help=f"the {word} {LABELS[name]} with a plan")
+                          args=(name, as_text(value)),
+                          help=f"the {word} {LABELS[name]} whose plan claims a δ below one round's total variation "
+                               f"(so ε > 0 at it); a value a little nearer may plan with a weaker claim")
     missing = [LABELS[name] for name in names if name not in offers]
     if missing:
         st.caption(f"No value of {', '.join(missing)} alone gives a plan (searched up to σ = 1e8, down to K = s₀ "
                    f"and p = 0.01, {SEARCH_SECONDS:g} s each); change ε, r0 or two controls at once.")
-    if field is None:
-        with st.expander("The selection's own message"):
+    if plain is not None:
+        with st.expander("The planner's own message"):
             st.text(message)
 
 

@@ -283,37 +283,43 @@ def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callabl
 
     ``select(value)`` is the paper's selection alone (2-20 ms; it raises ``ValueError`` where the m/T iteration
     diverges or (16) fails) and ``plan(value)`` the whole plan (0.2-3 s with RDP; it raises also on a vacuous claim,
-    :class:`VacuousClaimError`). The search gallops in log space from ``start`` (log-distance 0.05, 0.1, 0.2, …,
-    capped at ``end``: at most ~13 selections) to the first value whose selection succeeds, bisects that step to
-    a log-distance of 10⁻³ (~10 selections); then, the same way from there, to the first value whose claim
-    :func:`claim_needs_noise` certifies. The first boundary (rounded away from ``start``) is taken if ``plan``
-    accepts it, else the second, which ``plan`` confirms: at most three plans. The certificate is sufficient, not
-    necessary, so where the first boundary has a vacuous claim the answer may lie a little beyond the exact end of
-    the vacuous claims, never among them. Feasibility need not be monotone (the m/T iteration diverges on and off
-    as p grows): the answer is the first feasible value of this grid, and a feasible island between two grid
-    points may be missed. Integers (``integer``) are rounded away from ``start`` too.
+    :class:`VacuousClaimError`, or where Theorem 3 refuses the sizes). Three boundaries are sought in turn, each
+    from the last: where the selection first succeeds, where :func:`claim_needs_noise` first certifies its claim,
+    and where the plan first succeeds. Each is found by galloping in log space (log-distance 0.05, 0.1, 0.2, …,
+    capped at ``end``: at most ~13 points), then bisecting the last step to a log-distance of 10⁻³ (~10 points); the
+    first boundary whose value, rounded away from ``start``, plans is the answer (the third is bisected with
+    plans, so it is only searched when the first two do not plan, e.g. where Theorem 3 refuses the sizes).
+    Every value is selected and planned at most once. The certificate is sufficient, not necessary: a value a
+    little nearer than the answer may plan with a weaker claim. Feasibility need not be monotone (the m/T
+    iteration diverges on and off as p grows): the answer is the first feasible value of this grid, and a
+    feasible island between two grid points may be missed. Integers (``integer``) are rounded away from ``start``.
     """
     deadline = time.monotonic() + time_budget
     up = end > start
     span = abs(math.log(end / start))
+    seen: dict[tuple[str, float], object] = {}  # each value is selected and planned at most once
 
     def value_at(distance: float) -> float:
         value = start * math.exp(min(distance, span) if up else -min(distance, span))
         value = min(value, end) if up else max(value, end)
         return float(math.ceil(value - 1e-9) if up else math.floor(value + 1e-9)) if integer else value
 
+    def outcome(kind: str, value: float) -> object:
+        if (kind, value) not in seen:
+            try:
+                seen[kind, value] = (select if kind == "select" else plan)(value)
+            except ValueError as error:
+                seen[kind, value] = error
+        return seen[kind, value]
+
     def selects(value: float) -> bool:
-        try:
-            select(value)
-        except ValueError:
-            return False
-        return True
+        return not isinstance(outcome("select", value), ValueError)
 
     def certified(value: float) -> bool:
-        try:
-            return claim_needs_noise(select(value))
-        except ValueError:
-            return False
+        return selects(value) and claim_needs_noise(outcome("select", value))
+
+    def plans(value: float) -> bool:
+        return selects(value) and not isinstance(outcome("plan", value), ValueError)
 
     def rounded(value: float) -> float:
         scale = 10.0 ** (math.floor(math.log10(value)) - NEAREST_DIGITS + 1)
@@ -322,9 +328,8 @@ def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callabl
         return float(round(shown)) if integer else shown
 
     steps = [NEAREST_FIRST_STEP * 2.0**k for k in range(64) if NEAREST_FIRST_STEP * 2.0 ** (k - 1) < span]
-    boundaries = [0.0]  # where the selection first succeeds, then where the claim is first certified
-    for test in (selects, certified):
-        found = boundaries[-1]
+    found = 0.0
+    for test in (selects, certified, plans):
         if not test(value_at(found)):
             failing = found
             found = next((step for step in steps if step > failing and test(value_at(step))), None)
@@ -334,18 +339,10 @@ def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callabl
             while found - failing > NEAREST_PRECISION and time.monotonic() < deadline:
                 middle = (failing + found) / 2
                 failing, found = (failing, middle) if test(value_at(middle)) else (middle, found)
-        boundaries.append(found)
-    # the selection's boundary may have a plan although the certificate fails there: one plan tells
-    candidates = [rounded(value_at(boundaries[1]))] if boundaries[1] < boundaries[2] else []
-    candidates += [rounded(value_at(boundaries[2])), value_at(boundaries[2])]
-    for candidate in candidates:
-        if (min(candidate, end) if up else max(candidate, end)) == candidate and selects(candidate):
-            try:
-                plan(candidate)
-            except ValueError:
-                continue
+        candidate = rounded(value_at(found))
+        if (min(candidate, end) if up else max(candidate, end)) == candidate and plans(candidate):
             return candidate
-    return None
+    return value_at(found)
 
 
 def select_vandijk(*, initial_size: int, client_size: int, epsilon: float, grad_computations: float | None = None,

@@ -120,6 +120,13 @@ def test_too_much_work_offers_the_largest_k_with_a_plan(page):
     page.button[0].click().run()
     assert not page.exception and not page.error
     assert box(page, "Gradient computations K").value == "45800" and metric(page, "Rounds") == "663 / 663"
+    box(page, "Gradient computations K").set_value("17").run()  # the selection plans, Theorem 3 refuses: its words
+    assert errors(page) == [refusal(VandijkSelect, **{**MAIN_TEXT, "grad_computations": 17})]
+    assert [button.label for button in page.button] == ["K = 16"]
+    page.button[0].click().run()
+    assert metric(page, "Rounds") == "1 / 1" and page.caption[0].value == (
+        "T = 1: the schedule s_i = ⌈N_c q (i+m)^p⌉ reaches K = 16 gradient computations after 1 round, and T counts "
+        "the rounds run.")
 
 
 def test_growth_exponent_2_names_the_growth_exponent_and_offers_one_that_plans(page):

@@ -148,3 +148,17 @@ def test_nearest_feasible_searches_down_in_whole_numbers():
         return _selection(1e-9)
 
     assert nearest_feasible(select, lambda value: None, start=1e7, end=16, integer=True) == 45_800
+
+
+def test_nearest_feasible_bisects_the_plan_itself_where_selection_and_claim_pass_and_plans_each_value_once():
+    """Theorem 3 refusing the sizes (K = 17 at s₀ = 16 on the page) is neither a failed selection nor a vacuous
+    claim: the plan's own boundary is sought, here 100.3 -> 100 (3 digits, rounded down), each value planned once."""
+    planned = []
+
+    def plan(value):
+        planned.append(value)
+        if value > 100.3:
+            raise ValueError("sizes must keep max_i s_i/N_c below ...")
+
+    assert nearest_feasible(lambda value: _selection(1e-9), plan, start=200.0, end=1.0) == 100.0
+    assert len(planned) == len(set(planned)) < 30
