@@ -34,6 +34,8 @@ UNCERTIFIED = f"Theorem 2's formula at z ({NO_GUARANTEE}: outside the band)"
 TIGHT = f"{RDP_LABEL} (WBK'19 Thm 27), same sampling, replace-one"
 Z_TITLE = "noise multiplier z = noise std / (2G/B)"
 SETTING_FIELDS = ("workers", "examples_per_worker", "batch_size", "steps")
+#: The largest z :func:`fedplan.bounds.adp2sgd.tight_noise_multiplier` searches.
+MAX_SEARCHED_NOISE = 1e4
 
 
 def setting_inputs() -> tuple[Form, MinEpsilon | None, Form, Sigma | None]:
@@ -59,8 +61,7 @@ def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
     rows = epsilon_against_noise(setting=_request.setting(), points=CURVE_POINTS)
     return pd.DataFrame(
         [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["paper_epsilon"],
-          "answer": CERTIFIED if row["paper_guarantee"] != NO_GUARANTEE else UNCERTIFIED} for row in rows
-         if row["paper_epsilon"] is not None]
+          "answer": CERTIFIED if row["paper_guarantee"] != NO_GUARANTEE else UNCERTIFIED} for row in rows]
         + [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["tight_epsilon"], "answer": TIGHT} for row in rows])
 
 
@@ -160,6 +161,17 @@ def target_section(answer, floor: dict | None) -> float | None:
     return plan.noise_multiplier
 
 
+def reachable_target(target: Sigma) -> None:
+    """Under a target no noise reaches (the RDP search stops at z = 1e4), the smallest target it reaches, one click
+    away."""
+    reach = xu.tight_epsilon(setting=target.setting(), noise_multiplier=MAX_SEARCHED_NOISE).epsilon
+    if target.target_epsilon >= reach:
+        return
+    nearest = epsilon_text(reach)
+    st.button(f"Set the target ε to {nearest}, the smallest the {RDP_LABEL} reaches with z ≤ {MAX_SEARCHED_NOISE:g}",
+              on_click=use_target, args=(nearest,))
+
+
 def main() -> None:
     st.title("A(DP)²SGD (Xu et al.): closed-form privacy and its feasibility band")
     st.latex(r"\sigma^2 = \frac{20\,G^2 T \alpha}{K^2 n_{(1)}^2 \mu\,\varepsilon},\quad "
@@ -173,6 +185,8 @@ def main() -> None:
             floor_metrics(floor)
         answer = target_form.answer(target)
         target_z = None if answer is None else target_section(answer, floor)
+        if answer is None and target is not None:
+            reachable_target(target)
         if floor is not None:
             fields = tuple(request.inputs().items())
             frame = epsilon_curve(fields, request)

@@ -69,6 +69,18 @@ def test_a_target_epsilon_gets_theorem2s_noise_and_the_rdp_bounds_with_the_accou
     assert metric(page, "Smallest ε") == "8.3437"
 
 
+def test_a_target_no_noise_reaches_is_refused_under_its_box_with_the_smallest_reachable_one_click_away(page):
+    page.text_input(key=TARGET_KEY).set_value("1e-6").run()
+    assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == refusal(
+        Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
+        target_epsilon=1e-6)
+    assert metric(page, "Smallest ε") == "8.3437" and charts(page)  # the setting's answers stay
+    reachable = next(button for button in page.button if "z ≤ 10000" in button.label)
+    reachable.click().run()
+    assert not page.error and page.text_input(key=TARGET_KEY).value == "0.0195"
+    assert 5000 < float(metric(page, "z, RDP upper bound")) <= 1e4
+
+
 def test_theorem2s_noise_at_the_bottom_of_the_band_is_explained(page):
     set_setting(page, SWB)
     page.text_input(key=TARGET_KEY).set_value("2").run()
