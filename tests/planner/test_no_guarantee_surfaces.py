@@ -96,6 +96,24 @@ def test_adp2sgd_noise_below_lemma2_is_exported_without_guarantee():
     assert plan_adp2sgd(setting=setting, noise_multiplier=4.0).schedule().metadata["guarantee"] == "guarantee"
 
 
+XU_CIFAR = ["--workers", "16", "--examples-per-worker", "3125", "--batch-size", "256", "--steps", "58594"]
+
+
+def test_adp2sgd_cli_shows_theorem2s_number_without_guarantee_outside_the_band_and_below_the_floor(capsys):
+    # z = 1 < sqrt(1.5) (xu L508): rho = 5 T gamma^2, alpha = 1 + sqrt(log(1/delta)/rho) < log(1/(2 gamma))
+    below = json.loads(cli(capsys, "adp2sgd", "epsilon", *XU_CIFAR, "--delta", "1e-5", "--noise-to-sensitivity", "1",
+                           "--json"))
+    rho, lam = 5 * 58594 * 0.00512**2, math.log(1e5)
+    alpha = 1 + math.sqrt(lam / rho)
+    assert below["epsilon"] == pytest.approx(rho * alpha + lam / (alpha - 1), rel=1e-12)
+    assert (below["valid"], below["guarantee"]) == (False, "no guarantee")
+    assert [h["detail"] for h in below["hypotheses"] if not h["holds"]] == ["1 >= 1.5"]
+    # target 4 is below the floor 8.3436582 (spec §4.4): the table names the failing hypotheses first
+    table = cli(capsys, "adp2sgd", "sigma", *XU_CIFAR, "--target-delta", "1e-5", "--target-epsilon", "4").splitlines()
+    assert table[0].startswith("guarantee ") and table[0].split(None, 1)[1].startswith(
+        "no guarantee (failing: target epsilon >= the smallest epsilon Theorem 2 certifies (floor)")
+
+
 def test_fedsgd_dpc_export_with_an_assumed_c2_has_no_guarantee():
     problem = zhou.Problem(num_clients=10, model_dim=7850, client_sizes=6000, strong_convexity=10, smoothness=20,
                            gradient_bound=1, heterogeneity=0, initial_distance=1)
