@@ -304,8 +304,9 @@ def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
 
     Hypotheses: z² ≥ 1.5 (L508, L528) and γ(1+z²) < 1/e, i.e. α_max > 1 (some order satisfies (7), L173, L508).
     Where α_max ≤ 1 the value is the unconstrained optimum ρ + 2√(ρΛ) (the printed σ formula of L171 at the
-    μ minimising it, (7) ignored) and the second hypothesis fails. CIFAR-10 set-up (spec TV-P2): z = 2 gives
-    11.32318025; z = 1 fails z² ≥ 1.5, z = 9 fails α_max > 1.
+    μ minimising it, (7) ignored) and the second hypothesis fails: what reading Theorem 2 without (7) would claim,
+    which can fall far below the floor. CIFAR-10 set-up (spec TV-P2): z = 2 gives 11.32318025 (certified); z = 1
+    gives 26.4864 (z² ≥ 1.5 fails), z = 9 gives 2.1844 (α_max = 0.868 ≤ 1: no guarantee, the floor is 8.3437).
     """
     z = check_real("noise_multiplier", noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
     hypotheses = (_noise_condition(z**2, "xu L508, L528"),
