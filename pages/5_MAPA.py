@@ -91,6 +91,21 @@ def step_size_words(report) -> str:
     return text
 
 
+def barely_moves(report, smoothness: float) -> str | None:
+    """A plain warning when the steps of all T iterations add up to less than one gradient step 1/L: Σ_s γ_s T_s L
+    < 1 (an L-smooth f's full step is 1/L), else None."""
+    travel = sum(row["learning_rate"] * row["iterations"] for row in report["stages"]) * smoothness
+    if travel >= 1:
+        return None
+    why = "the noise term of P_s grows as 1/ε²"
+    if report["noise_model"] == "corrected":
+        why += " and as N(N+1) with the model dimension N"
+    return (f"**The model will barely move.** Over all {number_text(report['iterations'], 12)} iterations the step "
+            f"sizes add up to {number_text(travel / smoothness)}, {number_text(travel)} of one full gradient step "
+            f"1/L = {number_text(1 / smoothness)}. The privacy noise sets the step size ({why}): raise **ε per "
+            "upload** or **Iterations T** for a schedule that trains.")
+
+
 def main() -> None:
     st.title("MAPA (Li et al.): the multi-stage adaptive schedule")
     st.latex(r"\gamma_s = \frac{1}{2 P_s L(\tau+1)},\quad \Delta S_{s+1} = \theta\,\Delta S_s,\quad "
@@ -115,6 +130,9 @@ def main() -> None:
             st.warning("A hypothesis of the paper fails for this schedule (see the table).")
         st.vega_lite_chart(spec=stage_spec(fields, stages), width="stretch")
         st.caption(step_size_words(report))
+        stuck = barely_moves(report, request.smoothness)
+        if stuck is not None:
+            st.warning(stuck)
         table = pd.DataFrame(stages)[list(TABLE)].rename(columns=TABLE)
         st.dataframe(table, hide_index=True, column_config={
             name: st.column_config.NumberColumn(format="%.4g") for name in list(TABLE.values())[4:]})

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fedplan.bounds import mapa
+from fedplan.bounds.composition import MAX_ADVANCED_EPSILON
 from fedplan.planner import mapa as recipe
 from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, real, text
@@ -32,7 +33,8 @@ PAPER_DEFAULTS = {"upload_epsilon": 0.1, "batch_size": 12, "gradient_std": 30.0,
 
 def upload_epsilon_field():
     return real((PAPER_DEFAULTS["upload_epsilon"],), help="ε of each upload (pure ε-DP, li Eq. (6)): one value, or "
-                "one per edge", low=0.0, low_open=True, multiple=True, deprecated=("--epsilon",))
+                "one per edge; at most 700 (advanced composition's e^ε overflows above 709)", low=0.0, low_open=True,
+                high=MAX_ADVANCED_EPSILON, multiple=True, deprecated=("--epsilon",))
 
 
 def batch_size_field():

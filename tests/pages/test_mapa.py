@@ -86,3 +86,27 @@ def test_mapa_page_exports_a_compact_schedule(monkeypatch):
     assert [round(float(row[header.index("P")]), 6) for row in body][:4] == [7.407463, 7.40763, 7.408297, 7.410964]
     assert float(body[-1][header.index("cumulative_epsilon")]) == pytest.approx(2500, rel=1e-12)
     assert "mapa_schedule.json" in files
+
+
+def test_mapa_page_says_when_the_schedule_cannot_train():
+    """N = 1e6 with the corrected noise (E‖η‖² = N(N+1)λ²): P₁ ≈ 8N(N+1)/(b²θ²ε²(τ+1)) = 3.7e12 and γ₁ = 1/(2P₁L(τ+1))
+    = 2.25e-15, so 25 000 steps add up to 5.6e-11, 5.6e-10 of one gradient step 1/L: said in words, with the
+    boxes to change. The paper's defaults travel 23 full steps: no warning."""
+    page = open_page("5_MAPA.py")
+    assert not page.warning
+    page.text_input[10].set_value("1e6").run()
+    # P₁(τ+1) = 8σ²/(b³θ²ΔS₀²) + 8Δ₀/(b²θ²ΔS₀²), Δ₀ = N(N+1)ΔS₀²/ε² (spec li_mapa L248), ΔS₀ = 223.578838 (TV-P2)
+    p1 = (8 * 30**2 / (12**3 * 0.5**2 * 223.578838**2) + 8 * 1e6 * (1e6 + 1) / (12**2 * 0.5**2 * 0.1**2)) / 6
+    travel = 25000 / (2 * p1 * 10 * 6)  # one stage: T₁ far beyond T
+    assert (f"{travel:.4g}", f"{travel * 10:.4g}") == ("5.625e-11", "5.625e-10")
+    [warning] = [element.value for element in page.warning]
+    assert "the step sizes add up to 5.625e-11, 5.625e-10 of one full gradient step 1/L = 0.1" in warning
+    assert "raise **ε per upload** or **Iterations T**" in warning and "N(N+1)" in warning
+
+
+def test_mapa_page_refuses_an_upload_epsilon_beyond_advanced_composition_under_its_box():
+    """ε = 1e9 per upload was refused as "epsilon must be ... [0, 700]" at the top of the form (a name not on the
+    page); now under the ε box, naming upload_epsilon."""
+    page = open_page("5_MAPA.py")
+    page.text_input[0].set_value("1e9").run()
+    assert error_under(page, "ε per upload") == "upload_epsilon must be a real number in (0, 700]; got 1e+09"
