@@ -19,7 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.bounds import byzantine, dpscd
-from fedplan.pages.widgets import Form, report
+from fedplan.pages.widgets import Form, as_text, report
+from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
 from fedplan.planner.export import render
 from fedplan.planner.tasks.damaskinos import ByzantineMaxF, DpscdCalibrate, StalenessBeta
@@ -29,7 +30,8 @@ st.set_page_config(page_title="fedplan: Damaskinos", layout="wide")
 BATCH_GRID = (100, 200, 500, 1000, 2000, 5000, 10_000)
 #: The accountant of the DP-SCD requests: RDP (an upper bound), with the authors' MA128 as its comparison.
 DPSCD_ACCOUNTANT = "rdp"
-EPSILON_KEY, EPOCHS_KEY = "dpscd-epsilon", "dpscd-epochs"
+EPSILON_KEY, EPOCHS_KEY, BATCH_KEY, THRESHOLD_KEY = "dpscd-epsilon", "dpscd-epochs", "dpscd-batch", "tau-thres"
+MAX_STALENESS = damaskinos.MAX_STALENESS
 SAMPLING = "Poisson sampling at rate q = L/N, add/remove-one neighbours"
 
 
@@ -112,13 +114,17 @@ def ma128_metric(column, answer) -> None:
     column.button(f"Set ε to {nearest}", on_click=setter(EPSILON_KEY, nearest), key="dpscd-nearest-epsilon")
 
 
-def epochs_fix(form: Form, request: DpscdCalibrate | None, answer) -> None:
-    """Under a refused plan with no iteration (T = ⌊E·N/L⌋ = 0), the least epochs that give one, one click away."""
-    if answer is not None or request is None or form.values.get("epochs") is None:
+def dpscd_fixes(form: Form, answer) -> None:
+    """Under a refused plan, the nearest one one click away: L down to N when L > N (a batch of more examples than
+    there are), E up to L/N when T = ⌊E·N/L⌋ = 0 (no iteration)."""
+    batch, examples, epochs = (form.values.get(name) for name in ("batch_size", "examples", "epochs"))
+    if answer is not None or None in (batch, examples, epochs) or examples < 1 or batch < 1 or epochs <= 0:
         return
-    least = request.batch_size / request.examples
-    if request.epochs < least:
-        nearest = rounded_up(least * (1 + 1e-9))
+    if batch > examples:
+        st.button(f"Set batch size L to N = {examples}", on_click=setter(BATCH_KEY, str(examples)),
+                  key="dpscd-nearest-batch")
+    elif epochs < batch / examples:
+        nearest = rounded_up(batch / examples * (1 + 1e-9))
         st.button(f"Set epochs to {nearest} (one iteration: E·N/L = 1)", on_click=setter(EPOCHS_KEY, nearest),
                   key="dpscd-nearest-epochs")
 
@@ -133,10 +139,10 @@ def dpscd_tab() -> None:
         form.field("target_delta", "δ", default="1e-3")
         form.field("examples", "Examples N", default="347786")
         form.field("epochs", "Epochs E", default="50", key=EPOCHS_KEY)
-        form.field("batch_size", "Batch size L (marked on the chart)", default="1000")
+        form.field("batch_size", "Batch size L (marked on the chart)", default="1000", key=BATCH_KEY)
         request = form.build(accountant=DPSCD_ACCOUNTANT)
         answer = form.answer(request)
-        epochs_fix(form, request, answer)
+        dpscd_fixes(form, answer)
     if answer is None:
         with right:
             st.info("The σ chart and the downloads need a plan: change the input marked in red on the left.")
@@ -182,11 +188,19 @@ def dampening_tab() -> None:
     st.latex(r"\Lambda(\tau) = e^{-\beta\tau},\quad \beta = \frac{2\ln(1+\tau_{thres}/2)}{\tau_{thres}}"
              r"\quad\text{(AdaSGD, L612)}")
     form = Form(StalenessBeta)
-    threshold = form.field("staleness_threshold", "τ_thres", default="12")
-    request = form.build()
-    if request is None:
+    threshold = form.field("staleness_threshold", "τ_thres", default="12", key=THRESHOLD_KEY)
+    if form.show_problems():
         return
-    answer = form.answer(replace(request, staleness_values=tuple(np.linspace(0.0, 2.0 * threshold, 97))))
+    try:
+        request = StalenessBeta(staleness_threshold=threshold,
+                                staleness_values=tuple(np.linspace(0.0, 2.0 * threshold, 97)))
+    except ValueError as error:  # on this page the staleness law follows τ_thres: its refusal goes under that box
+        form.error(str(error), field="staleness_threshold")
+        if threshold > MAX_STALENESS:  # the law's largest staleness, mean + 3 std, is τ_thres itself
+            largest = as_text(MAX_STALENESS)
+            st.button(f"Set τ_thres to {largest}", on_click=setter(THRESHOLD_KEY, largest))
+        return
+    answer = form.answer(request)
     if answer is None:
         return
     frame = pd.DataFrame({"staleness τ": [float(tau) for tau in answer["dampening"]],

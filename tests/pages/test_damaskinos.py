@@ -44,6 +44,25 @@ def test_damaskinos_page_dampening_and_byzantine_table(page):
                             refusal(StalenessBeta, staleness_threshold=-3)]
 
 
+def test_a_staleness_threshold_beyond_the_law_is_refused_under_its_box_with_the_largest_one_click_away(page):
+    page.text_input[5].set_value("1e9").run()
+    assert errors(page) == [refusal(StalenessBeta, staleness_threshold=1e9)]
+    assert error_under(page, "τ_thres") == errors(page)[0]  # the law's mean and std follow τ_thres on this page
+    assert metric(page, "σ (MA128") == "14.2233" and len(page.dataframe) == 1  # the other tabs stay
+    next(button for button in page.button if button.label.startswith("Set τ_thres")).click().run()
+    assert not page.error and page.text_input[5].value == "10000000"
+    assert float(metric(page, "β")) == pytest.approx(2 * math.log(1 + 5e6) / 1e7, abs=5e-7)  # L612, shown at 6 dp
+
+
+def test_a_batch_larger_than_the_data_is_refused_with_the_data_size_one_click_away(page):
+    page.text_input[2].set_value("500").run()  # N = 500 < L = 1000
+    assert errors(page) == [refusal(DpscdCalibrate, **{**MSD, "examples": 500})]
+    assert error_under(page, "Batch size L (marked on the chart)") == errors(page)[0]
+    next(button for button in page.button if button.label == "Set batch size L to N = 500").click().run()
+    assert not page.error and page.text_input[4].value == "500"
+    assert metric(page, "Iterations T") == "50"  # ⌊50 · 500/500⌋
+
+
 def test_dpscd_tab_shows_the_authors_sigma_of_the_msd_setting(page):
     assert metric(page, "σ (MA128") == "14.2233"  # thesis: N = 347 786, 50 epochs, δ = 1e-3, ε = 0.1, L = 1000
     assert metric(page, "σ (RDP upper bound)") == "7.83916"  # spec L478: 7.83913 (6 digits, rounded up)
