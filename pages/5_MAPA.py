@@ -130,6 +130,10 @@ def main() -> None:
             st.warning("A hypothesis of the paper fails for this schedule (see the table).")
         st.vega_lite_chart(spec=stage_spec(fields, stages), width="stretch")
         st.caption(step_size_words(report))
+        if report["num_stages"] == 1:
+            st.info(f"**One stage only.** The first stage would last {number_text(stages[0]['length'], 12)} "
+                    f"iterations, more than T = {number_text(report['iterations'], 12)}: the sensitivity is never "
+                    "reduced, and MAPA runs as AUDP with the constant step above.")
         stuck = barely_moves(report, request.smoothness)
         if stuck is not None:
             st.warning(stuck)

@@ -110,3 +110,15 @@ def test_mapa_page_refuses_an_upload_epsilon_beyond_advanced_composition_under_i
     page = open_page("5_MAPA.py")
     page.text_input[0].set_value("1e9").run()
     assert error_under(page, "ε per upload") == "upload_epsilon must be a real number in (0, 700]; got 1e+09"
+
+
+def test_mapa_page_explains_a_single_stage():
+    """T = 40 with the corrected noise at N = 10: stage 1 lasts T₁ = 44 iterations (the T = 25 000 schedule starts
+    stage 2 at t = 45), more than T, so the schedule has one stage: said in words."""
+    page = open_page("5_MAPA.py")
+    page.text_input[8].set_value("40").run()
+    assert metric(page, "Stages") == "1"
+    assert Schedule(iterations=25000, initial_gap=100, noise_model="corrected", model_dim=10).run()["stages"][1][
+        "start"] == 45
+    [note] = [element.value for element in page.info]
+    assert note.startswith("**One stage only.** The first stage would last 44 iterations, more than T = 40")
