@@ -650,8 +650,8 @@ def lemma4_delta(*, sizes, client_size: int, sigma: float, epsilon: float, r0: f
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     r0 = _smallest_admissible_r0(float(s.max()) / client_size, sigma) if r0 is None else r0
     constants = r_constant(r0=r0, sigma=sigma)
-    if not all_hold(constants.hypotheses):
-        raise ValueError(f"r0 = {r0:g} violates r0 <= 1/e, u0 < 1 or u1 < 1 at sigma = {sigma:g}")
+    if not all_hold(constants.hypotheses):  # u0, u1 < 1 hold whenever r_constant answers: r0 > 1/e is left
+        raise ValueError(f"r0 must be a real number in (0, 1/e] = (0, {R0_MAX:.6g}] for Lemma 4 (L929); got {r0:g}")
     top = math.floor(min(sigma**2, sigma**2 * math.log(client_size / (float(s.max()) * sigma))))
     if top < 1:
         raise ValueError(f"no integer order lambda >= 1 satisfies Lemma 4's condition at sigma = {sigma:g}")

@@ -241,3 +241,9 @@ def test_theorem4_k_star_for_tiny_p_is_computed_in_logs():
                 - math.log(1e-3) / 0.005)
     assert math.log(result.k_star) == pytest.approx(expected, rel=1e-12) and result.hypotheses[1].holds
     assert v.theorem4(p=0.001, **common).k_star == math.inf
+
+
+def test_lemma4_refuses_r0_above_one_over_e_by_name():
+    """u0 = 2√50/99.5 = 0.14 < 1 at σ = 100, so r is finite, but Lemma 4 needs r0 ≤ 1/e (L929, erratum I-15)."""
+    with pytest.raises(ValueError, match=r"r0 must be a real number in \(0, 1/e\] = \(0, 0.367879\] for Lemma 4"):
+        v.lemma4_delta(sizes=[16, 20], client_size=10_000, sigma=100, epsilon=1, r0=0.5)
