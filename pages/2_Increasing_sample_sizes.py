@@ -85,11 +85,12 @@ def nearest_value(fields: tuple, name: str, _request: VandijkSelect) -> float | 
                             end=search_end(_request, name), integer=integer, time_budget=SEARCH_SECONDS)
 
 
-def searched_controls(request: VandijkSelect) -> list[str]:
-    """The remedy controls changed since the last plan (the likely cause), else all of them."""
+def searched_controls(request: VandijkSelect) -> tuple[list[str], list[str]]:
+    """The remedy controls changed since the last plan (the likely cause, searched first), and the others (searched
+    only if the first find nothing)."""
     last = st.session_state.get(LAST_PLANNED)
     changed = [name for name in REMEDIES if last is not None and last.get(name) != getattr(request, name)]
-    return changed or list(REMEDIES)
+    return changed, [name for name in REMEDIES if name not in changed]
 
 
 def set_value(name: str, text: str) -> None:
@@ -113,15 +114,18 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     """A plan the inputs do not give: the request's words under the widget of a field it names, else the reason in
     plain words (:func:`plain_reason`, or the request's words) at the top of the form; here (the results' place)
     the nearest value of each control that gives a plan as a button, and the full message in an expander."""
-    message = str(error)
+    message, fields = str(error), tuple(request.inputs().items())
     field = named_field(message, list(form.slots))
-    plain = None if field is not None else plain_reason(tuple(request.inputs().items()), request, error)
+    plain = None if field is not None else plain_reason(fields, request, error)
     form.error(plain or message, field=field)
     st.subheader("No plan for these inputs")
-    names = searched_controls(request)
+    offers, names = {}, []
     with st.spinner("Looking for the nearest inputs with a plan…"):
-        found = {name: nearest_value(tuple(request.inputs().items()), name, request) for name in names}
-    offers = {name: value for name, value in found.items() if value is not None}
+        for group in searched_controls(request):
+            if not offers:
+                names += group
+                found = {name: nearest_value(fields, name, request) for name in group}
+                offers = {name: value for name, value in found.items() if value is not None}
     if offers:
         st.markdown("Change one control to the nearest value that gives a plan with a claim that needs noise:")
         for column, (name, value) in zip(st.columns(len(offers)), offers.items(), strict=True):

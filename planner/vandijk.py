@@ -289,10 +289,12 @@ def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callabl
     capped at ``end``: at most ~13 points), then bisecting the last step to a log-distance of 10⁻³ (~10 points); the
     first boundary whose value, rounded away from ``start``, plans is the answer (the third is bisected with
     plans, so it is only searched when the first two do not plan, e.g. where Theorem 3 refuses the sizes).
-    Every value is selected and planned at most once. The certificate is sufficient, not necessary: a value a
-    little nearer than the answer may plan with a weaker claim. Feasibility need not be monotone (the m/T
-    iteration diverges on and off as p grows): the answer is the first feasible value of this grid, and a
-    feasible island between two grid points may be missed. Integers (``integer``) are rounded away from ``start``.
+    Every value is selected and planned at most once; an ``ArithmeticError`` at a probed value counts as no plan
+    there (e.g. q underflowing to 0 at p = 0.0117 with r0 = 0.001 divides by zero in the selection). The
+    certificate is sufficient, not necessary: a value a little nearer than the answer may plan with a weaker claim.
+    Feasibility need not be monotone (the m/T iteration diverges on and off as p grows): the answer is the first
+    feasible value of this grid, and a feasible island between two grid points may be missed. Integers
+    (``integer``) are rounded away from ``start``.
     """
     deadline = time.monotonic() + time_budget
     up = end > start
@@ -308,8 +310,8 @@ def nearest_feasible(select: Callable[[float], vandijk.Selection], plan: Callabl
         if (kind, value) not in seen:
             try:
                 seen[kind, value] = (select if kind == "select" else plan)(value)
-            except ValueError as error:
-                seen[kind, value] = error
+            except (ValueError, ArithmeticError) as error:  # a probed value the formulas cannot take: no plan
+                seen[kind, value] = ValueError(str(error))
         return seen[kind, value]
 
     def selects(value: float) -> bool:
