@@ -137,6 +137,13 @@ def test_nearest_feasible_takes_the_selections_boundary_when_it_plans_else_the_c
     assert len(calls) < 60
     assert nearest_feasible(select, lambda value: None, start=1.0, end=1e8) == 2.51  # the selection's boundary plans
     assert nearest_feasible(select, plan, start=1.0, end=2.0) is None  # nothing up to the end
+
+    def fragile(value):  # a formula that cannot take the probed value: no plan there, not a crash
+        if value < 2.5:
+            raise ZeroDivisionError("float division by zero")
+        return _selection(1e-9)
+
+    assert nearest_feasible(fragile, lambda value: None, start=1.0, end=1e8) == 2.51
     assert nearest_feasible(select, plan, start=1.0, end=1e8, time_budget=0.0) is None
 
 
