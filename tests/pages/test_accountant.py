@@ -243,3 +243,23 @@ def test_an_unreachable_target_offers_the_nearest_one_with_one_click(app):
     app.button[0].click().run()
     assert not app.exception and not app.error and app.text_input[0].value == "3.93"
     assert labels(app)[0] == "sample_rate (exact, upper bound)" and float(metric(app, "ε reached")) <= 3.93
+
+
+def test_a_schedule_file_is_accounted_named_and_exported(monkeypatch):
+    files = capture_downloads(monkeypatch)
+    app = open_page("1_Accountant.py")
+    app.radio[0].set_value("ε of a schedule file").run()
+    text = b"sample_rate,noise_multiplier,steps\n0.01,1.1,5000\n0.02,1.5,2000\n"
+    app.file_uploader[0].set_value(("plan.csv", text, "text/csv")).run()
+    assert not app.exception and not app.error
+    segments = ((0.01, 1.1, 5000), (0.02, 1.5, 2000))
+    tight, rdp = (Epsilon(segments=segments, delta=1e-5, accountant=name, **PAGE_BUDGET).run()["epsilon"]
+                  for name in ("pld", "rdp"))
+    assert labels(app) == ["ε (PLD, tight)", "ε (RDP upper bound)", "RDP overstates ε by"]
+    assert float(metric(app, "ε (PLD, tight)")) >= tight > float(metric(app, "ε (PLD, tight)")) - 1e-4
+    document = json.loads(files["schedule_epsilon.json"]())
+    assert document["answer"]["epsilon"] == tight and document["comparison"]["epsilon"] == rdp
+    assert [segment["steps"] for segment in document["answer"]["segments"]] == [5000, 2000]
+    rows = list(csv.DictReader(files["schedule_epsilon.csv"]().splitlines()))
+    assert [(row["role"], row["accountant"], row["steps"]) for row in rows] == [
+        ("answer", "PLD, tight", "7000"), ("comparison", "RDP upper bound", "7000")]
