@@ -9,6 +9,7 @@ with the values), so a violated hypothesis is reported, never hidden: the number
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 VARIANTS = ("corrected", "paper")
@@ -61,7 +62,9 @@ class TheoremResult:
     every later positional field of every subclass to have a default). Such a field declared without a
     default takes the class default here (``""``, ``None``, ``()``), so declare them after the required
     fields. ``to_dict()`` gives all of them as plain data (each hypothesis a mapping, tuples as lists) with
-    ``valid`` and ``guarantee``, for JSON.
+    ``valid`` and ``guarantee``, for JSON. Strict JSON has no infinity, so an infinite value (Zhou's T* = ∞ without
+    a round cap, a critical ε that does not exist) is written as the string ``"inf"`` (``"-inf"``), as
+    ``float("inf")`` reads it back; a NaN is a bug and raises.
     """
 
     hypotheses: tuple[Hypothesis, ...]
@@ -84,7 +87,12 @@ class TheoremResult:
 
 
 def _plain(value):
-    """``value`` with every tuple turned into a list, recursively: what a JSON round trip gives back."""
+    """``value`` with every tuple turned into a list and ±∞ into ``"inf"``/``"-inf"``, recursively: what a strict
+    JSON round trip gives back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            raise ValueError("a theorem result holds NaN: no number to show")
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (tuple, list)):

@@ -12,11 +12,12 @@ accountant results (bounds.accounting, pld, rdp, rdp_without_replacement, sampli
 composition_totals) carry their own AccountingResult/CalibrationResult; pure arithmetic helpers (schedules
 T = ⌊epochs·N/L⌋, q = L/N, sensitivities, learning rates and their caps, P and T_s of MAPA, the dampening functions,
 filters and quantiles of Kardam, sample-size sequences without hypotheses) state no theorem's conclusion.
-Not yet on the contract (theorem-backed, left for a follow-up): vandijk.theorem3 (a TheoremResult with a cited
-source, not walked), r0_of_sigma, r_constant, select_parameters; adp2sgd.certificate, paper_epsilon_for_noise,
-paper_noise_for_epsilon (None values where Theorem 2 certifies nothing), theorem2, proposition1_min_steps;
-fedsgd_dpc's constants and choices; kardam.steps_to_target, accept_ratio_bounds, remark2_window (plain numbers:
-their hypotheses are enforced by ValueError); mapa.learning_rate_conditions (the hypotheses themselves).
+The walk continues in test_result_contract_vandijk_kardam.py (van Dijk's theorem3, r_constant, r0_of_sigma,
+select_parameters; Kardam's steps_to_target, accept_ratio_bounds, remark2_window) and test_result_contract_xu_zhou.py
+(Xu's theorem2, certificate, paper_epsilon_for_noise, paper_noise_for_epsilon, proposition1_min_steps; Zhou's
+constants and choices). Plain on purpose: mapa.learning_rate_conditions (it returns the hypotheses themselves), Zhou's
+laplace_bound/gaussian_bound (U(T, b) from constants that already carry the hypotheses), replies_per_client, step_size
+and aggregated_noise_variance (arithmetic on the setting).
 """
 
 import json

@@ -13,7 +13,6 @@ Plain helpers of bounds.fedsgd_dpc, not walked because they state no theorem's c
 arithmetic of the setting.
 """
 
-import json
 import math
 
 import numpy as np
@@ -343,10 +342,10 @@ def test_zhou_laplace_regime(problem, epsilon, xi):
     if c3 > 0:
         assert_contract(result, result.bound, expect_valid=equal_sizes(problem))
         assert result.critical_epsilon == pytest.approx(epsilon * 2 * gamma * math.sqrt(c1 * c2) / c3, rel=1e-9)
-    else:  # no critical epsilon: b* = N at every budget; ∞ has no strict-JSON form (left for theorem.py)
-        assert result.critical_epsilon == math.inf and result.valid is equal_sizes(problem)
-        with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
-            json.dumps(result.to_dict(), allow_nan=False)
+    else:  # no critical epsilon: b* = N at every budget; strict JSON writes ∞ as the string "inf"
+        assert result.critical_epsilon == math.inf
+        data = assert_contract(result, result.bound, expect_valid=equal_sizes(problem))
+        assert data["critical_epsilon"] == "inf" and float(data["critical_epsilon"]) == math.inf
 
 
 @given(problem=zhou_problems(max_clients=6), epsilon=st.floats(0.05, 10), xi=st.floats(1, 500),
@@ -408,10 +407,10 @@ def test_zhou_gaussian_choice(problem, epsilon, xi, c2, cap):
     t = cap if e1 / n + e2 > 0 else 0  # Solutions 1-2 (L418-419), b* = N (erratum Z-11)
     bound = e3 if t == math.inf else (e1 / n + e2) / (t + gamma) + e3  # U → E₃ as T → ∞ (L405)
     assert result.rounds == t and result.clients_per_round == n and result.bound == pytest.approx(bound, rel=1e-12)
-    if t == math.inf:  # T* = ∞ (Solution 1 without a cap) has no strict-JSON form (left for theorem.py)
-        assert not result.valid and result.guarantee == "no guarantee"
+    data = assert_contract(result, result.bound, expect_valid=False)  # c2 is never proven (Z-7)
+    if t == math.inf:  # T* = ∞ (Solution 1 without a cap): strict JSON writes it as the string "inf"
+        assert data["rounds"] == "inf"
         return
-    assert_contract(result, result.bound, expect_valid=False)  # c2 is never proven (Z-7)
     assert result.notes[0].startswith("Z-11") and "Z-7" in result.notes[1]
 
 
