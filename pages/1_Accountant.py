@@ -17,7 +17,7 @@ import streamlit as st
 
 from fedplan.bounds import sampling
 from fedplan.pages.accountant_curves import accountant_name, epsilon_curve
-from fedplan.pages.widgets import Form, report
+from fedplan.pages.widgets import Form, literal, report
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
 from fedplan.planner.tasks.base import Report
@@ -128,7 +128,7 @@ def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
     if tight["fallback_reason"]:
         st.warning(f"{tight['fallback_reason']}. The tight PLD ε was not computed: the number shown is the RDP "
                    "upper bound, at least the tight ε.")
-    st.caption(tight.statement)
+    st.caption(literal(tight.statement))
     return {"answer": tight, **({"comparison": compared} if compared is not None else {})}
 
 
@@ -265,7 +265,7 @@ def calibration_page() -> None:
                       help=f"target ε = {answer['target_epsilon']:g} at δ = {answer['target_delta']:g}")
         if answer["rdp_value"] is not None and answer["accountant"] == "pld":
             third.metric(f"{parameter} (RDP upper bound)", calibrated_text(parameter, answer["rdp_value"]))
-        st.caption(answer.statement)
+        st.caption(literal(answer.statement))
         if answer["fallback_reason"]:
             st.warning(answer["fallback_reason"])
         if answer["range_note"]:

@@ -12,6 +12,7 @@ from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
 from fedplan.bounds import accounting
+from fedplan.pages.widgets import literal
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, Epsilon
 from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
@@ -105,6 +106,9 @@ def test_schedule_file_task_asks_for_a_file(app):
 def test_calibration_page(app):
     app.radio[0].set_value("Calibrate a parameter").run()
     assert not app.exception and not app.error
+    statement = CalibrateNoise(target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000,
+                               **PAGE_BUDGET).run().statement
+    assert app.caption[0].value == literal(statement)  # shown as typed: 'sample_rate=…' is no markup
     pld_sigma = float(metric(app, "noise_multiplier (PLD"))
     rdp_sigma = float(metric(app, "noise_multiplier (RDP upper bound)"))
     assert pld_sigma < rdp_sigma
