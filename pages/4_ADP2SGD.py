@@ -118,7 +118,15 @@ def schedule_texts(fields: tuple, _request: Sigma) -> tuple[str, str]:
     return render(schedule, "json"), render(schedule, "csv")
 
 
-def floor_metrics(floor: dict) -> None:
+def zero_epsilon_note(epsilon: float, setting: xu.Setting) -> None:
+    """Plain words under an ε of 0 (the RDP bound proves (0, δ)-DP)."""
+    if epsilon == 0:
+        st.caption(f"ε = 0: the {RDP_LABEL} proves (0, δ = {setting.delta:g})-DP here. Each record is sampled at "
+                   f"rate γ = B/(K n) = {setting.gamma:.3g} per iteration, so δ alone covers the whole run; a smaller "
+                   "δ gives a positive ε.")
+
+
+def floor_metrics(floor: dict, setting: xu.Setting) -> None:
     band = tuple(floor["noise_band"])
     columns = st.columns(3)
     columns[0].metric(theorem_label("Smallest ε Theorem 2 certifies", floor["hypotheses"]),
@@ -126,6 +134,7 @@ def floor_metrics(floor: dict) -> None:
     columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})",
                       help="Theorem 2 certifies a noise level z only inside [√1.5, √(1/(eγ) − 1)), γ = B/(K n)")
     columns[2].metric(f"ε at that z ({RDP_LABEL})", epsilon_text(floor["tight_epsilon"]), help=floor["tight_sampling"])
+    zero_epsilon_note(floor["tight_epsilon"], setting)
 
 
 def use_target(text: str) -> None:
@@ -147,6 +156,7 @@ def target_section(answer, floor: dict | None) -> float | None:
                       help=f"least z with ε ≤ target: {answer['tight_accountant']}; {answer['tight_sampling']}")
     columns[2].metric(f"ε at the chosen z ({RDP_LABEL})", epsilon_text(answer["tight_epsilon"]),
                       help=f"chosen: {answer['noise_source']}")
+    zero_epsilon_note(answer["tight_epsilon"], plan.setting)
     if not paper.feasible:
         st.warning(f"Theorem 2 certifies no noise for ε = {target:g}: {answer['paper_reason']}. The noise shown is "
                    f"the {RDP_LABEL}'s.")
@@ -182,7 +192,7 @@ def main() -> None:
     with right:
         floor = form.answer(request)
         if floor is not None:
-            floor_metrics(floor)
+            floor_metrics(floor, request.setting())
         answer = target_form.answer(target)
         target_z = None if answer is None else target_section(answer, floor)
         if answer is None and target is not None:

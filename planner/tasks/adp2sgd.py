@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from fedplan.bounds import accounting, rdp
 from fedplan.bounds import adp2sgd as xu
-from fedplan.bounds import rdp
 from fedplan.planner.adp2sgd import plan_adp2sgd
 from fedplan.planner.export import FORMATS, check_schedule_file, write_schedule
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
@@ -26,7 +26,9 @@ from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, re
 
 #: Xu's z is checked in the noise multiplier's range (the accountants evaluate 2z there).
 NOISE_RANGE = (rdp.MIN_NOISE_MULTIPLIER, rdp.MAX_NOISE_MULTIPLIER)
-MAX_STEPS = 10**12
+#: T is refused above the accountants' range: every plan also accounts T steps of the Poisson reference
+#: (:func:`fedplan.bounds.adp2sgd.poisson_reference`), which refused T > 1e9 only after the tight accounting had run.
+MAX_STEPS = accounting.MAX_STEPS
 
 
 def noise_to_sensitivity_field():

@@ -46,6 +46,10 @@ def test_adp2sgd_page_shows_the_floor_and_the_band_of_the_cifar_setting(page):
     page.text_input[2].set_value("5000").run()  # a relation between fields (B ≤ n) is shown under B too
     assert errors(page) == [refusal(MinEpsilon, **{**CIFAR, "batch_size": 5000})]
     assert error_under(page, "Batch size B") == errors(page)[0]
+    page.text_input[2].set_value("256")
+    page.text_input[3].set_value("1e12").run()  # once, under T (the target's form repeated it when the run refused)
+    assert errors(page) == [refusal(MinEpsilon, **{**CIFAR, "steps": 10**12})]
+    assert error_under(page, "Iterations T") == errors(page)[0]
 
 
 def test_a_target_epsilon_gets_theorem2s_noise_and_the_rdp_bounds_with_the_accountant_named(page):
@@ -128,6 +132,12 @@ def test_exports_the_target_schedule_and_the_chart_points(monkeypatch):
         assert verdict == "guarantee" if BAND[0] <= z < BAND[1] else verdict in ("", "no guarantee")
         assert verdict != "guarantee" or float(row["theorem2_epsilon"]) >= 8.3436582
         assert float(row["rdp_upper_bound_epsilon"]) > 0
+
+
+def test_an_epsilon_of_zero_is_explained(page):
+    page.text_input[0].set_value("1e9").run()  # γ = 256/(1e9 · 3125) = 8.192e-11
+    assert metric(page, "ε at that z (RDP upper bound)") == "0.0000"
+    assert "ε = 0" in page.caption[0].value and "γ = B/(K n) = 8.19e-11" in page.caption[0].value
 
 
 def test_a_setting_without_a_band_keeps_the_rdp_noise_for_the_target(page):

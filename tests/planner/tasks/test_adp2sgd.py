@@ -104,3 +104,11 @@ def test_old_spellings_still_work_with_a_note(capsys):
     assert "--epsilon is deprecated here, use --target-epsilon" in err and "use --target-delta" in err
     code, out, err = run(capsys, "epsilon", *SETTING, *DELTA, "--sigma", "4", "--noise-on", "sum", "--json")
     assert code == 0 and json.loads(out)["noise_multiplier"] == pytest.approx(2.0) and "use --noise-std" in err
+
+
+def test_more_iterations_than_the_accountants_take_are_refused_at_construction():
+    """T > 1e9 was accepted (the field allowed 1e12) and refused only by the Poisson reference after the tight
+    accounting had run; now the request refuses it by name before any work."""
+    with pytest.raises(ValueError, match=r"^steps must be an integer in \[1, 1e\+09\]; got 1000000001$"):
+        MinEpsilon(**{**CIFAR, "steps": 10**9 + 1}, delta=1e-5)
+    assert MinEpsilon(**{**CIFAR, "steps": 10**9}, delta=1e-5).steps == 10**9
