@@ -171,6 +171,14 @@ def results(request: VandijkSelect, answer) -> None:
     tight = plan.tight_pld or plan.tight_rdp
     fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)}) at that δ", epsilon_text(tight.epsilon))
     st.caption(plan.rounds_note())
+    claimed, label = plan.selection.epsilon, accountant_label(tight.accountant, tight.bound)
+    if tight.epsilon < claimed:
+        st.caption(f"The paper's bound claims ε = {number_text(claimed)} at its δ; the accountant ({label}) gives "
+                   f"ε = {epsilon_text(tight.epsilon)} for the same schedule at the same δ: the paper's bound is "
+                   f"about {number_text(claimed / tight.epsilon, 2)} times the accountant's.")
+    else:
+        st.warning(f"The accountant ({label}) gives ε = {epsilon_text(tight.epsilon)} at the paper's δ, not below the "
+                   f"paper's claimed ε = {number_text(claimed)}: it does not confirm the paper's claim.")
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")
     if not summary["hypotheses_hold"]:
         st.warning("A hypothesis of the theorem fails for this plan (see the table).")

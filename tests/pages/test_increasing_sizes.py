@@ -37,6 +37,11 @@ def test_corrected_plan_of_the_main_text_example(page):
     assert float(metric(page, "ε (RDP upper bound)")) == pytest.approx(0.1253, abs=1e-4)
     assert page.caption[0].value == ("T = 185: the schedule s_i = ⌈N_c q (i+m)^p⌉ reaches K = 25 000 gradient "
                                      "computations after 185 rounds, and T counts the rounds run.")
+    rdp_epsilon = VandijkSelect(**MAIN_TEXT).run()["tight_epsilon_rdp"]  # 0.12526 at the paper's δ = 1.10e-7
+    assert page.caption[1].value == (
+        "The paper's bound claims ε = 1 at its δ; the accountant (RDP upper bound) gives ε = "
+        f"{math.ceil(rdp_epsilon * 1e4) / 1e4:.4f} for the same schedule at the same δ: the paper's bound is about "
+        f"{1 / rdp_epsilon:.2g} times the accountant's.")
 
 
 def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):
