@@ -99,10 +99,12 @@ def downloads(stem: str, task: str, answers: dict[str, Report], curve: pd.DataFr
 
 
 def shown_epsilon(value: float) -> str:
-    """ε rounded up (:func:`epsilon_text`) to 5 significant digits, at most 4 decimals: 5.1927, 15.783, 15838."""
+    """ε rounded up (:func:`epsilon_text`) to 5 significant digits from 1 on, at most 4 decimals (5.1927, 15.783,
+    15838), and to 4 significant digits below 1 (0.2668, 0.0002283: never a bare 0.0001)."""
     if value == 0:
         return "0"
-    return epsilon_text(value, min(4, max(0, 4 - math.floor(math.log10(value)))))
+    magnitude = math.floor(math.log10(value))
+    return epsilon_text(value, max(0, 4 - magnitude) if magnitude >= 0 else 3 - magnitude)
 
 
 def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
@@ -115,8 +117,8 @@ def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
         metrics[1].metric(f"ε ({accountant_name(compared)})", shown_epsilon(compared["epsilon"]))
         if tight["epsilon"] > 0:
             gap = 100 * (compared["epsilon"] / tight["epsilon"] - 1)
-            label = ("RDP overstates ε by" if tight["bound"] == "tight" else
-                     f"RDP bound {'above' if gap >= 0 else 'below'} the PLD bound by")
+            label = ("RDP bound below the PLD bound by" if gap < 0 else
+                     "RDP overstates ε by" if tight["bound"] == "tight" else "RDP bound above the PLD bound by")
             metrics[2].metric(label, f"{abs(gap):.3g} %")
     elif rdp is None and tight["accountant"] == "pld":
         metrics[1].caption("No RDP bound is implemented for this sampling: PLD only.")

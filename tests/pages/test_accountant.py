@@ -116,6 +116,19 @@ def test_calibration_page(app):
     assert not app.exception and int(metric(app, "steps (PLD")) > int(metric(app, "steps (RDP upper bound)"))
 
 
+def test_small_and_large_epsilons_keep_their_digits(app):
+    set_schedule(app, "1e-4", "2", "10")
+    tight, rdp = (Epsilon(sample_rate=1e-4, noise_multiplier=2, steps=10, delta=1e-5, accountant=name,
+                          **PAGE_BUDGET).run()["epsilon"] for name in ("pld", "rdp"))
+    assert 0.0002282 < tight < 0.0002283 and 0.1028 < rdp < 0.1029
+    assert metric(app, "ε (PLD, tight)") == "0.0002283"  # 4 significant digits, rounded up (was 0.0003)
+    assert metric(app, "ε (RDP upper bound)") == "0.1029"
+    set_schedule(app, "0.5", "0.5", "2000")
+    large = Epsilon(sample_rate=0.5, noise_multiplier=0.5, steps=2000, delta=1e-5, **PAGE_BUDGET).run()["epsilon"]
+    assert large > 100 and metric(app, "ε (").count(".") == 1 and len(metric(app, "ε (").replace(".", "")) == 5
+    assert float(metric(app, "ε (")) >= large
+
+
 def test_a_single_step_answer_is_explained(app):
     app.radio[0].set_value("Calibrate a parameter").run()
     app.radio[1].set_value("steps").run()
