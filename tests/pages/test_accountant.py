@@ -114,6 +114,10 @@ def test_calibration_page(app):
     assert pld_sigma < rdp_sigma
     app.radio[1].set_value("steps").run()
     assert not app.exception and int(metric(app, "steps (PLD")) > int(metric(app, "steps (RDP upper bound)"))
+    shown = metric(app, "steps (PLD")
+    app.text_input[0].set_value("abc").run()  # refused under its box; the last valid answer stays, saying so
+    assert error_under(app, "Target ε") == "target_epsilon must be a number; got 'abc'"
+    assert metric(app, "steps (PLD") == shown and "last valid inputs" in app.info[0].value
 
 
 def test_small_and_large_epsilons_keep_their_digits(app):
