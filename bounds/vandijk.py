@@ -35,6 +35,8 @@ from fedplan.bounds.theorem import VARIANTS, Hypothesis, TheoremResult, all_hold
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.bounds.vandijk_sequences import power_sequence
 
+#: log of the largest float: an offset m beyond it is refused by name.
+LOG_FLOAT_MAX = math.log(np.finfo(float).max)
 SQRT3_MINUS_1_HALF = (math.sqrt(3.0) - 1.0) / 2.0
 #: Upper bound (√3−1)/16 of every r0 iterate (L1335).
 R0_CAP = (math.sqrt(3.0) - 1.0) / 16.0
@@ -344,8 +346,10 @@ def _k_star_note(variant: str) -> str:
 
 
 def sample_rate_for_k_star(*, alpha: float, p: float, gamma: float, epochs: float, variant: str = "corrected") -> float:
-    """Largest q with K ≤ K* = D·q^{−1/p}N_c, i.e. q = (D/epochs)^p (L1527, L1643)."""
-    return (k_star_coefficient(alpha=alpha, p=p, gamma=gamma, variant=variant) / epochs) ** p
+    """Largest q with K ≤ K* = D·q^{−1/p}N_c, i.e. q = (D/epochs)^p (L1527, L1643), from log D: D itself underflows
+    to 0 for small p (α = 1.25e-4, p = 0.0117: log D = −778) while q = 1.1e-4 does not."""
+    log_d = _log_k_star_coefficient(alpha=alpha, p=p, gamma=gamma, variant=variant)
+    return math.exp(p * (log_d - math.log(epochs)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -770,8 +774,12 @@ def _resolve_r0(r0, sigma: float, p: float) -> float:
 
 
 def _offset(initial_size: int, client_size: int, q: float, p: float) -> float:
-    """m from s_{0,c} = N_c q m^p (L1531)."""
-    return (initial_size / (client_size * q)) ** (1 / p)
+    """m from s_{0,c} = N_c q m^p (L1531); refused by name where m exceeds a float (a tiny p)."""
+    log_m = (math.log(initial_size) - math.log(client_size * q)) / p
+    if not log_m < LOG_FLOAT_MAX:
+        raise ValueError(f"p = {p:.6g} gives an offset m = (s0/(N_c q))^(1/p) = e^{log_m:.4g}, beyond a float: "
+                         f"p must be larger for initial_size = {initial_size}, client_size = {client_size}")
+    return math.exp(log_m)
 
 
 def _continuous_rounds(epochs: float, q: float, p: float) -> float:

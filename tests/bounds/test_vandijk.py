@@ -247,3 +247,16 @@ def test_lemma4_refuses_r0_above_one_over_e_by_name():
     """u0 = 2√50/99.5 = 0.14 < 1 at σ = 100, so r is finite, but Lemma 4 needs r0 ≤ 1/e (L929, erratum I-15)."""
     with pytest.raises(ValueError, match=r"r0 must be a real number in \(0, 1/e\] = \(0, 0.367879\] for Lemma 4"):
         v.lemma4_delta(sizes=[16, 20], client_size=10_000, sigma=100, epsilon=1, r0=0.5)
+
+
+def test_small_growth_exponent_gives_a_positive_rate_and_a_named_refusal():
+    # p = 0.0117, r0 = 0.001, σ = 8 (α = 1.25e-4): D = α^{(1+p)/p}/(p+1) = e^-778 underflowed to 0, q = 0 and the
+    # offset m = (s0/(N_c q))^{1/p} divided by zero (a ZeroDivisionError on the increasing-sizes page).
+    import mpmath
+    alpha, p, epochs = mpmath.mpf("1.25e-4"), mpmath.mpf("0.0117"), mpmath.mpf("2.5")
+    expected = ((alpha ** ((1 + p) / p) / (p + 1)) / epochs) ** p  # K* with γ = 0 (L193), q = (D/epochs)^p (L1527)
+    q = v.sample_rate_for_k_star(alpha=1.25e-4, p=0.0117, gamma=0.0, epochs=2.5)
+    assert q == pytest.approx(float(expected), rel=1e-12) and q > 1e-5
+    with pytest.raises(ValueError, match="no increasing schedule"):
+        v.select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=0.0117,
+                                  epsilon=1.0, sigma=8, r0=0.001)
