@@ -57,12 +57,21 @@ def setting_inputs() -> tuple[Form, MinEpsilon | None, Form, Sigma | None]:
 
 @st.cache_data(show_spinner="Theorem 2 and the RDP bound along the curve", max_entries=16)
 def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
-    """The chart's points (cached on the setting): one row per (z, answer)."""
-    rows = epsilon_against_noise(setting=_request.setting(), points=CURVE_POINTS)
+    """The chart's points (cached on the setting): one row per (z, answer); ``part`` splits Theorem 2's uncertified
+    points into the stretch below the band and the one above it (two lines, none drawn across the band)."""
+    setting = _request.setting()
+    low, _ = xu.noise_band(setting=setting)
+
+    def paper(row: dict) -> dict:
+        if row["paper_guarantee"] != NO_GUARANTEE:
+            return {"answer": CERTIFIED, "part": ""}
+        return {"answer": UNCERTIFIED, "part": "below" if row["noise_to_sensitivity"] < low else "above"}
+
+    rows = epsilon_against_noise(setting=setting, points=CURVE_POINTS)
     return pd.DataFrame(
-        [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["paper_epsilon"],
-          "answer": CERTIFIED if row["paper_guarantee"] != NO_GUARANTEE else UNCERTIFIED} for row in rows]
-        + [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["tight_epsilon"], "answer": TIGHT} for row in rows])
+        [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["paper_epsilon"], **paper(row)} for row in rows]
+        + [{Z_TITLE: row["noise_to_sensitivity"], "ε": row["tight_epsilon"], "answer": TIGHT, "part": ""}
+           for row in rows])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -76,7 +85,8 @@ def band_chart(fields: tuple, band: tuple[float, float], floor: float, target_z:
     lines = alt.Chart(frame).mark_line(point=True).encode(
         x=x, y=alt.Y("ε", title="ε at δ (log)", scale=alt.Scale(type="log")),
         color=alt.Color("answer", legend=legend, sort=[CERTIFIED, UNCERTIFIED, TIGHT]),
-        strokeDash=alt.StrokeDash("answer", legend=None, sort=[CERTIFIED, UNCERTIFIED, TIGHT]), tooltip=list(frame))
+        strokeDash=alt.StrokeDash("answer", legend=None, sort=[CERTIFIED, UNCERTIFIED, TIGHT]), detail="part",
+        tooltip=[Z_TITLE, "ε", "answer"])
     shade = alt.Chart(pd.DataFrame({"low": [band[0]], "high": [band[1]]})).mark_rect(opacity=0.12).encode(
         x=alt.X("low", title=Z_TITLE), x2="high")
     rule = alt.Chart(pd.DataFrame({"ε": [floor]})).mark_rule(strokeDash=[4, 4]).encode(y="ε")

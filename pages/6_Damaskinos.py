@@ -44,6 +44,11 @@ def rounded_up(value: float) -> str:
     return repr(value)
 
 
+def accountant_name(accountant: str) -> str:
+    """The chart's and the CSV's name of an accountant: "MA128 (the thesis)", "RDP upper bound", "PLD, tight"."""
+    return "MA128 (the thesis)" if accountant == "ma128" else accountant_label(accountant, "upper bound")
+
+
 def noise_text(value: float) -> str:
     """σ at 6 significant digits, rounded up (a shown noise is never below the calibrated one)."""
     unit = 10.0 ** (math.floor(math.log10(value)) - 5)
@@ -71,8 +76,8 @@ def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFram
             continue
         for accountant, sigma in ((answer["accountant"], answer["noise_multiplier"]),
                                   (answer["comparison"]["accountant"], answer["comparison"]["noise_multiplier"])):
-            rows.append({"batch size L": batch, "iterations T": answer["steps"], "accountant": accountant,
-                         "σ": sigma})
+            rows.append({"batch size L": batch, "iterations T": answer["steps"],
+                         "accountant": accountant_name(accountant), "σ": sigma})
     return pd.DataFrame(rows), tuple(empty)
 
 
@@ -204,7 +209,7 @@ def dampening_tab() -> None:
     if answer is None:
         return
     frame = pd.DataFrame({"staleness τ": [float(tau) for tau in answer["dampening"]],
-                          "AdaSGD e^{-βτ}": list(answer["dampening"].values()),
+                          "AdaSGD e^(−βτ)": list(answer["dampening"].values()),
                           "DynSGD 1/(1+τ)": list(answer["inverse_dampening"].values())})
     st.metric("β", f"{answer['beta']:.6f}",
               help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")

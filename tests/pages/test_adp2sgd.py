@@ -106,6 +106,9 @@ def test_chart_draws_theorem2_as_certified_only_inside_its_band_with_fitting_tit
     assert inside.sum() >= 5  # the band holds certified points; outside it, Theorem 2 is drawn only as no guarantee
     assert theorem.loc[inside, "answer"].str.contains("certified").all()
     assert theorem.loc[~inside, "answer"].str.contains("no guarantee").all()
+    assert spec["layer"][1]["encoding"]["detail"]["field"] == "part"  # a line per stretch: none across the band
+    for _, stretch in theorem[~inside].groupby("part"):
+        assert (stretch[Z] < BAND[0]).all() or (stretch[Z] >= BAND[1]).all()
     assert theorem.loc[inside, "ε"].min() >= 8.3436582  # TV-P2's floor: nothing certified below it
     tight = lines[lines["answer"].str.startswith("RDP upper bound")]
     assert len(tight) == len(set(lines[Z])) and (tight["ε"].diff().dropna() < 0).all()  # more noise, smaller ε

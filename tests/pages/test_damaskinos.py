@@ -118,12 +118,12 @@ def test_each_tab_exports_json_and_csv_and_the_dpscd_schedule_is_one_row_per_pha
     assert len(lines) == 5 and lines[4].startswith("0,17389,")  # one phase, not 17 389 identical rows
     sigma = list(csv.DictReader(io.StringIO(files["dpscd_sigma.csv"]())))
     assert len(sigma) == 2 * 7
-    ma128 = {int(row["batch size L"]): float(row["σ"]) for row in sigma if row["accountant"] == "ma128"}
+    ma128 = {int(row["batch size L"]): float(row["σ"]) for row in sigma if row["accountant"] == "MA128 (the thesis)"}
     assert ma128[1000] == pytest.approx(14.22328, abs=1e-5)  # spec L476
     assert json.loads(files["dampening.json"]())["beta"] == pytest.approx(2 * math.log(7) / 12, rel=1e-12)
     curves = list(csv.DictReader(io.StringIO(files["dampening.csv"]())))
     at_crossing = next(row for row in curves if float(row["staleness τ"]) == 6)
-    assert float(at_crossing["AdaSGD e^{-βτ}"]) == pytest.approx(1 / 7, rel=1e-12)  # meets 1/(1+τ) at τ_thres/2
+    assert float(at_crossing["AdaSGD e^(−βτ)"]) == pytest.approx(1 / 7, rel=1e-12)  # meets 1/(1+τ) at τ_thres/2
     assert float(at_crossing["DynSGD 1/(1+τ)"]) == pytest.approx(1 / 7, rel=1e-12) and len(curves) == 97
     byz = {row["rule"]: row["max f"] for row in csv.DictReader(io.StringIO(files["byzantine.csv"]()))}
     assert (byz["multi-krum"], byz["bulyan"], byz["kardam"]) == ("8", "4", "6")
