@@ -10,7 +10,9 @@ CSV) and the chart's points (CSV).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import math
 
 import altair as alt
 import pandas as pd
@@ -26,7 +28,7 @@ from fedplan.planner.tasks.adp2sgd import MinEpsilon, Sigma
 st.set_page_config(page_title="fedplan: A(DP)²SGD", layout="wide")
 
 CURVE_POINTS = 24
-TARGET_KEY = "adp2sgd-target-epsilon"
+TARGET_KEY, BATCH_KEY = "adp2sgd-target-epsilon", "adp2sgd-batch-size"
 #: The tight accountant of the same model is an RDP bound (never called "tight" on a page).
 RDP_LABEL = accountant_label("rdp", "upper bound")
 CERTIFIED = "Theorem 2 at z (certified: inside the band)"
@@ -43,7 +45,7 @@ def setting_inputs() -> tuple[Form, MinEpsilon | None, Form, Sigma | None]:
     form = Form(MinEpsilon)
     form.field("workers", "Workers K", default="16")
     form.field("examples_per_worker", "Examples per worker n", default="3125")
-    form.field("batch_size", "Batch size B", default="256")
+    form.field("batch_size", "Batch size B", default="256", key=BATCH_KEY)
     form.field("steps", "Iterations T", default="58594")
     form.field("delta", "δ", default="1e-5")
     request = form.build()
@@ -147,8 +149,9 @@ def floor_metrics(floor: dict, setting: xu.Setting) -> None:
     zero_epsilon_note(floor["tight_epsilon"], setting)
 
 
-def use_target(text: str) -> None:
-    st.session_state[TARGET_KEY] = text
+def set_widget(key: str, text: str) -> None:
+    """A one-click button's callback: the widget ``key`` shows ``text`` on the rerun."""
+    st.session_state[key] = text
 
 
 def target_section(answer, floor: dict | None) -> float | None:
@@ -172,13 +175,28 @@ def target_section(answer, floor: dict | None) -> float | None:
                    f"the {RDP_LABEL}'s.")
         if floor is not None:
             nearest = epsilon_text(floor["floor_epsilon"])
-            st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies", on_click=use_target,
-                      args=(nearest,))
+            st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies", on_click=set_widget,
+                      args=(TARGET_KEY, nearest))
     elif paper.noise_multiplier**2 <= xu.MIN_NOISE_SQUARED * (1 + xu.RELATIVE_SLACK):
         st.info(f"Theorem 2's least noise is the band's bottom z = √1.5 (Lemma 2's z² ≥ 1.5 binds): at that noise it "
                 f"certifies ε = {epsilon_text(answer['epsilon'])}, less than the target {target:g}; the "
                 f"{RDP_LABEL} needs only z = {epsilon_text(answer['tight_noise_multiplier'])}.")
     return plan.noise_multiplier
+
+
+def largest_certified_batch(request: MinEpsilon) -> None:
+    """Where Theorem 2 certifies no noise level (γ = B/(K n) ≥ 1/(2.5e), xu L173, L508), the largest batch size that
+    opens its band, one click away."""
+    largest = math.ceil(request.workers * request.examples_per_worker / (2.5 * math.e)) - 1
+    while largest >= 1:
+        try:
+            xu.noise_band(setting=dataclasses.replace(request, batch_size=largest).setting())
+        except ValueError:  # at the rounding edge: one less
+            largest -= 1
+            continue
+        st.button(f"Set batch size B to {largest}, the largest Theorem 2 certifies any noise for",
+                  on_click=set_widget, args=(BATCH_KEY, str(largest)))
+        return
 
 
 def reachable_target(target: Sigma) -> None:
@@ -189,7 +207,7 @@ def reachable_target(target: Sigma) -> None:
         return
     nearest = epsilon_text(reach)
     st.button(f"Set the target ε to {nearest}, the smallest the {RDP_LABEL} reaches with z ≤ {MAX_SEARCHED_NOISE:g}",
-              on_click=use_target, args=(nearest,))
+              on_click=set_widget, args=(TARGET_KEY, nearest))
 
 
 def main() -> None:
@@ -203,6 +221,8 @@ def main() -> None:
         floor = form.answer(request)
         if floor is not None:
             floor_metrics(floor, request.setting())
+        elif request is not None:
+            largest_certified_batch(request)
         answer = target_form.answer(target)
         target_z = None if answer is None else target_section(answer, floor)
         if answer is None and target is not None:

@@ -148,4 +148,8 @@ def test_a_setting_without_a_band_keeps_the_rdp_noise_for_the_target(page):
     assert "gamma = B/(K n_(1)) = 0.5" in errors(page)[0]  # at the top of the form: change B, K or n
     assert not charts(page)
     assert metric(page, "z, Theorem 2") == "none certified" and float(metric(page, "z, RDP upper bound")) > 0
-    assert not page.button  # no band, no nearest target to offer
+    largest = next(button for button in page.button if button.label.startswith("Set batch size B to"))
+    assert largest.label.startswith("Set batch size B to 14,")  # γ = B/(K n) < 1/(2.5e): B < 100/6.796 = 14.7
+    largest.click().run()
+    assert not page.error and page.text_input[2].value == "14"
+    assert metric(page, "Noise band (z)").startswith("[1.225, ") and charts(page)
