@@ -13,25 +13,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import brentq
 
-from fedplan.bounds import accounting, rdp
+from fedplan.bounds import accounting, pld
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds.composition import best_composition, optimal_composition_epsilon
 from fedplan.bounds.fedsgd_dpc import Problem
+from fedplan.bounds.references import cite
+from fedplan.bounds.sampling import mechanism
 from fedplan.bounds.theorem import Hypothesis, all_hold
 from fedplan.bounds.validation import check_choice, check_int, check_real
 from fedplan.planner.adp2sgd import plan_adp2sgd
-from fedplan.planner.display import accountant_label
+from fedplan.planner.display import accountant_label, number_text
 from fedplan.planner.dpscd import plan_dpscd
 from fedplan.planner.estimate import estimate_constants
 from fedplan.planner.export import Schedule
 from fedplan.planner.fedsgd_dpc import plan_fedsgd_dpc
 from fedplan.planner.mapa import plan_mapa
-from fedplan.planner.vandijk import plan_vandijk
+from fedplan.planner.vandijk import claim_needs_noise, nearest_feasible, plan_vandijk, select_vandijk
 
 #: How a plan chooses its noise: calibrated by the tight accountant for the sampling that runs (default), or the
 #: paper's own rule (its bound's σ, its per-upload ε).
@@ -78,8 +80,22 @@ class RecipeInputs:
 
 
 @dataclass(frozen=True)
+class EpsilonCurve:
+    """ε after ``rounds`` (rising; the last is the whole run) by the accountant of the headline ε, ``label``
+    (:func:`~fedplan.planner.display.accountant_label`), over rounds counted as ``unit`` says (``axis``: their
+    plural, a chart's axis title)."""
+
+    rounds: tuple[int, ...]
+    epsilons: tuple[float, ...]
+    label: str
+    unit: str = "round"
+    axis: str = "rounds run"
+
+
+@dataclass(frozen=True)
 class RecipeResult:
-    """A recipe's answer in the common shape the planner page shows."""
+    """A recipe's answer in the common shape the planner page shows; ``notes`` say in plain words what is unusual
+    about it (a single round, a bound that promises nothing)."""
 
     recipe: str
     source: str
@@ -87,7 +103,8 @@ class RecipeResult:
     hypotheses: tuple[Hypothesis, ...]
     schedule: Schedule
     statement: str
-    cumulative_epsilon: np.ndarray | None = None
+    epsilon_curve: EpsilonCurve | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def hypotheses_hold(self) -> bool:
@@ -143,8 +160,9 @@ def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: flo
                              "noise=tight")
         sigma, spent = paper_noise_multiplier, paper_tight
     else:
-        sigma = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=delta, phases=run.phases,
-                                                      **run.model()).value
+        calibration = accounting.calibrate_noise_multiplier(target_epsilon=target, target_delta=delta,
+                                                            phases=run.phases, **run.model())
+        sigma = calibration.value
         spent = accounting.get_epsilon(delta=delta, segments=run.segments(sigma), **run.model())
         while spent.epsilon > target:  # re-checked by the accountant `fedplan epsilon` runs (its own spacing)
             sigma = accounting.round_up(sigma * (1 + 1e-5), accounting.CALIBRATION_DIGITS)
@@ -160,13 +178,25 @@ def tight_gaussian(run: GaussianRun, *, target_epsilon: float, target_delta: flo
         "paper_unused_budget": None if paper_tight is None else 1 - paper_tight.epsilon / target,
     }
     if noise == "tight" and fields["unused_budget"] > UNUSED_NOTE:
-        fields["note"] = (f"the tight ε is {100 * fields['unused_budget']:.1f} % below the target: σ = {sigma:g} is "
-                          f"the end of the range searched {accounting.NOISE_MULTIPLIER_RANGE}, or any σ above it gives "
-                          f"ε = 0 at δ = {delta:g}")
+        fields["note"] = _unused_note(fields["unused_budget"], sigma, calibration)
     privacy = {"mechanism": "gaussian", "unit": run.unit, **run.model(), "client_sample_rate": None,
                "delta": delta, "epsilon": spent.epsilon, "accountant": spent.accountant, "bound": spent.bound,
                "target_epsilon": target}
     return sigma, fields, privacy
+
+
+def _unused_note(unused: float, sigma: float, calibration) -> str:
+    """Why a calibrated σ leaves more than :data:`UNUSED_NOTE` of the budget unused, in plain words: the tight PLD
+    calibration fell back to another accountant (its reason), σ is at the end of its range (the calibration's
+    ``range_note``), or the tight ε jumps past the target just below σ."""
+    share = f"The tight ε is {100 * unused:.1f} % below the target"
+    if calibration.fallback_reason:
+        return (f"{share}: σ = {sigma:g} is the {accountant_label(calibration.accountant, calibration.bound)} "
+                f"calibration ({calibration.fallback_reason}). Planning again when the server is less busy may give "
+                "a smaller σ.")
+    if calibration.range_note:
+        return f"{share}: {calibration.range_note}"
+    return f"{share}: the tight ε jumps past the target just below σ = {sigma:g}, the smallest σ it certifies."
 
 
 def _budget(request: RecipeInputs) -> dict:
@@ -203,13 +233,74 @@ def _run_statement(fields: dict, rounds: int) -> str:
             f"unused).{paper}")
 
 
+#: The σ range of the paper's loop "if 𝓑 is not acceptable, try a larger σ" (vandijk L211) in the planner's recipe.
+VANDIJK_SIGMA_RANGE = (1.2, 200.0)
+
+
+def _vandijk_selection(request: RecipeInputs, *, p: float = 1.0, variant: str = "corrected"):
+    """The paper's parameter selection for the request (vandijk L211-219): the smallest σ in
+    :data:`VANDIJK_SIGMA_RANGE` whose claimed δ at the target ε meets the target δ, r0 = 1/e; ``ValueError`` if none."""
+    return select_vandijk(initial_size=request.batch_size, client_size=request.client_size,
+                          epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=VANDIJK_SIGMA_RANGE,
+                          delta=request.target_delta, p=p, r0=1 / math.e, variant=variant)
+
+
+def _no_increasing_schedule(request: RecipeInputs) -> str:
+    """Why the increasing-sizes recipe has no plan, in the request's own fields (the page's boxes, the CLI's flags)."""
+    low, high = VANDIJK_SIGMA_RANGE
+    return (f"no increasing-sizes plan: no noise multiplier σ in [{low:g}, {high:g}] gives an increasing schedule "
+            f"whose claimed δ is ≤ target_delta = {request.target_delta:g} at target_epsilon = "
+            f"{request.target_epsilon:g} with batch_size = {request.batch_size} (the initial sample size s₀), "
+            f"epochs = {request.epochs:g} and clients = {request.clients} ({request.client_size} records each) "
+            f"({cite('vandijk', 'parameter selection', 'L211-219')}); lower batch_size, clients or epochs, raise "
+            "target_epsilon, or choose another recipe")
+
+
+#: Where the search for the nearest increasing-sizes plan goes along each input: (field, end, whole number); the
+#: epochs end is a hundredth of the request's.
+_NEAREST_ENDS = (("clients", 1, True), ("batch_size", 1, True), ("epochs", None, False),
+                 ("target_epsilon", None, False))
+
+
+def nearest_increasing_sizes(request: RecipeInputs, *, largest_epsilon: float,
+                             time_budget: float = 4.0) -> dict[str, int | float]:
+    """For a request with no increasing-sizes plan: the nearest value of each of clients, batch_size, epochs (down)
+    and target_epsilon (up to ``largest_epsilon``) with one, the others held, by
+    :func:`~fedplan.planner.vandijk.nearest_feasible` (3 significant digits, within ``time_budget`` seconds each).
+    A value is taken where the paper's selection exists and its claim needs noise
+    (:func:`~fedplan.planner.vandijk.claim_needs_noise`: a claim the schedule meets without noise has nothing to
+    plan); an input with none in reach is left out."""
+    found = {}
+    for name, end, integer in _NEAREST_ENDS:
+        start = getattr(request, name)
+        end = {"epochs": start / 100, "target_epsilon": largest_epsilon}.get(name, end)
+        if start == end:
+            continue
+
+        def select(value, name=name, integer=integer):
+            return _vandijk_selection(replace(request, **{name: int(value) if integer else value}))
+
+        def needs_noise(value, select=select):
+            if not claim_needs_noise(select(value)):
+                raise ValueError("the claim holds without noise")
+
+        value = nearest_feasible(select, needs_noise, start=start, end=end, integer=integer, time_budget=time_budget)
+        if value is not None and value != start:  # a refusal of another kind: this input is not the cause
+            found[name] = int(value) if integer else value
+    return found
+
+
 def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str = "corrected") -> RecipeResult:
     """van Dijk et al.: the paper's sample sizes s_i (its σ: the smallest whose claimed δ at ε meets the target,
     r0 = 1/e, the paper's choice), run at the σ the tight accountant calibrates over those sizes (``noise="tight"``)
     or at the paper's σ. Each client samples its own N_c records; the guarantee is per example."""
+    try:
+        paper = _vandijk_selection(request, p=p, variant=variant)
+    except ValueError:
+        raise ValueError(_no_increasing_schedule(request)) from None
     plan = plan_vandijk(initial_size=request.batch_size, client_size=request.client_size,
-                        epsilon=request.target_epsilon, epochs=request.epochs, sigma_range=(1.2, 200.0),
-                        delta=request.target_delta, p=p, r0=1 / math.e, variant=variant, with_pld=False)
+                        epsilon=request.target_epsilon, epochs=request.epochs, sigma=paper.sigma, p=p, r0=1 / math.e,
+                        variant=variant, with_pld=False)
     sel = plan.selection
     run = GaussianRun(phases=_merged_phases(size / sel.client_size for size in sel.sizes),
                       sampling=request.sampling or "poisson", neighboring_relation="add_or_remove_one",
@@ -225,18 +316,51 @@ def plan_increasing_sizes(request: RecipeInputs, *, p: float = 1.0, variant: str
     statement = f"{_run_statement(fields, plan.realised_rounds)} The paper: {plan.statement()}"
     return RecipeResult(recipe="increasing-sizes", source=sel.source, headline=headline, hypotheses=sel.hypotheses,
                         schedule=_with_run(plan.schedule(with_privacy=False), sigma, privacy, statement),
-                        statement=statement, cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
+                        statement=statement, epsilon_curve=epsilon_curve(run, sigma, request))
 
 
-def _rdp_curve(run: GaussianRun, sigma: float, delta: float) -> np.ndarray | None:
-    """RDP ε after each round (a fast upper bound, for charts) where the run's sampling has a Poisson RDP curve."""
-    if run.sampling != "poisson":
+#: Points of the ε-after-rounds curve of a one-phase run (each one PLD self-composition, ~0.1 s).
+CURVE_POINTS = 8
+
+
+def epsilon_curve(run: GaussianRun, sigma: float, request: RecipeInputs, *, unit: str = "round",
+                  axis: str = "rounds run") -> EpsilonCurve | None:
+    """ε after rounds of ``run`` at noise ``sigma`` by the very accountant, spacing and tolerance of the headline ε
+    (:func:`tight_gaussian`, whose answer is memoised), so that the curve ends at the headline's number.
+
+    A run of several phases gets ε after each phase (one PLD composition, prefix by prefix:
+    :func:`~fedplan.bounds.accounting.epsilon_after_each_segment`); a one-phase run ε after :data:`CURVE_POINTS`
+    evenly spaced rounds, a PLD answer at the headline's spacing (pessimistic: an upper bound at any spacing), an
+    RDP or exact one by :func:`~fedplan.bounds.accounting.epsilon_curve`. None where the headline ε is 0 (no curve
+    to draw)."""
+    options = {"delta": request.target_delta, **run.model(),
+               "relative_tolerance": COMPARISON_TOLERANCE if request.noise == "paper" else
+               pld.DEFAULT_RELATIVE_TOLERANCE}
+    segments = run.segments(sigma)
+    if len(segments) > 1:
+        whole, values = accounting.epsilon_after_each_segment(segments=segments, **options)
+        rounds = np.cumsum([steps for _, _, steps in segments]).tolist()
+    else:
+        whole = accounting.get_epsilon(segments=segments, **options)
+        (rate, _, total), = segments
+        rounds = sorted({max(1, round(total * k / CURVE_POINTS)) for k in range(1, CURVE_POINTS + 1)})
+        if whole.accountant == "pld":
+            found = mechanism(run.sampling, run.neighboring_relation)
+            values = [found.pld_epsilon([(rate, sigma, steps)], request.target_delta, whole.pld_spacing,
+                                        run.dataset_size) for steps in rounds[:-1]]
+        else:
+            values = accounting.epsilon_curve(sample_rate=rate, noise_multiplier=sigma, steps=rounds[:-1],
+                                              delta=request.target_delta, **run.model())
+        values = [*values, whole.epsilon]
+    if whole.epsilon == 0:
         return None
-    return rdp.epsilon_after_each_step(run.segments(sigma), delta)
+    return EpsilonCurve(rounds=tuple(int(r) for r in rounds), epsilons=tuple(float(v) for v in values),
+                        label=accountant_label(whole.accountant, whole.bound), unit=unit, axis=axis)
 
 
 def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-3) -> RecipeResult:
     """Zhou et al.: T* and b* for per-client Laplace ε, constants estimated from the data (logistic model)."""
+    check_int("clients", request.clients, low=2, high=request.examples)  # ω₀'s (N − b)/(N − 1) needs N ≥ 2 (zhou L298)
     constants = estimate_constants(X=request.X, y=request.y, model="logistic", regularization=regularization,
                                    clients=request.clients)
     plan = plan_fedsgd_dpc(problem=Problem(**constants.fedsgd_problem_kwargs()), mechanism="laplace",
@@ -245,7 +369,7 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
     if not choice.rounds:
         raise ValueError(f"FedSGD-DPC's optimum is T* = 0 rounds at target_epsilon = {request.target_epsilon:g} over "
                          f"{request.clients} clients: the Laplace noise outweighs what any round gains (zhou Solution "
-                         "3, L365); raise target_epsilon or use more clients")
+                         "3, L365); raise target_epsilon or use fewer clients")
     if request.sampling is not None:
         raise ValueError(f"sampling={request.sampling} does not apply to fedsgd-dpc: every Laplace reply uses the "
                          "client's full data (q = 1, zhou L250)")
@@ -271,7 +395,25 @@ def plan_fedsgd_dpc_recipe(request: RecipeInputs, *, regularization: float = 1e-
                                                  epsilon=request.target_epsilon, accountant="basic",
                                                  target=request.target_epsilon))
     return RecipeResult(recipe="fedsgd-dpc", source=choice.source, headline=headline, hypotheses=choice.hypotheses,
-                        schedule=schedule, statement=plan.statement())
+                        schedule=schedule, statement=plan.statement(),
+                        notes=_zhou_notes(choice, request, constants.Y0))
+
+
+def _zhou_notes(choice, request: RecipeInputs, initial_distance: float) -> tuple[str, ...]:
+    """Plain words for a degenerate FedSGD-DPC optimum: a single round (T* = 1: each further round is one more
+    Laplace reply per client, so each reply gets a smaller share of ε and more noise, zhou Theorem 3's ω₁ ∝ T², L298),
+    and a bound U(T*, b*) that is not below the starting distance Y₀ = ‖θ₀ − θ*‖² (L254): no progress promised."""
+    notes = []
+    if choice.rounds == 1:
+        notes.append(f"A single round: at ε = {number_text(request.target_epsilon)} over {request.clients} clients, "
+                     "Zhou et al.'s bound is smallest when the clients reply once. Every further round is one more "
+                     "noisy reply per client, so each reply gets a smaller share of ε and more noise, and that costs "
+                     "more than the round gains. For more rounds, raise the privacy budget ε or use fewer clients.")
+    if choice.bound >= initial_distance:
+        notes.append(f"The bound after the run, E‖θ_T − θ*‖² ≤ {number_text(choice.bound, up=True)}, is not below the "
+                     f"starting distance ‖θ₀ − θ*‖² = {number_text(initial_distance)} estimated from the data: the "
+                     "paper promises no progress for this plan.")
+    return tuple(notes)
 
 
 def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
@@ -295,7 +437,7 @@ def plan_dpscd_recipe(request: RecipeInputs) -> RecipeResult:
     return RecipeResult(recipe="dpscd", source=calibration.source, headline=headline,
                         hypotheses=calibration.hypotheses,
                         schedule=_with_run(plan.schedule(with_privacy=False), sigma, privacy, statement),
-                        statement=statement, cumulative_epsilon=_rdp_curve(run, sigma, request.target_delta))
+                        statement=statement, epsilon_curve=epsilon_curve(run, sigma, request))
 
 
 def _steps_for_epochs(request: RecipeInputs) -> int:
@@ -340,7 +482,9 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     worker_schedule = Schedule(rounds=worker_schedule.rounds, change_points=points, metadata=worker_schedule.metadata,
                                statement=worker_schedule.statement)
     return RecipeResult(recipe="adp2sgd", source=xu.SOURCE, headline=headline, hypotheses=tuple(paper.hypotheses),
-                        schedule=_with_run(worker_schedule, sigma, privacy, statement), statement=statement)
+                        schedule=_with_run(worker_schedule, sigma, privacy, statement), statement=statement,
+                        epsilon_curve=epsilon_curve(run, sigma, request, unit="update of one worker",
+                                                                  axis="updates of one worker"))
 
 
 def _mapa_upload_epsilon(target_epsilon: float, uploads: int, delta: float, *, optimal: bool) -> float:
@@ -425,6 +569,18 @@ RECIPES: dict[str, tuple[str, Callable[[RecipeInputs], RecipeResult]]] = {
     "dpscd": ("Damaskinos: DP-SCD noise calibration", plan_dpscd_recipe),
     "adp2sgd": ("Xu et al.: A(DP)²SGD closed-form noise", plan_adp2sgd_recipe),
     "mapa": ("Li et al.: MAPA stage schedule", plan_mapa_recipe),
+}
+
+
+#: The fields of the ``fedplan plan`` request each recipe reads besides the budget ε and the data; the planner page
+#: shows only these (DP-SCD plans over all N examples, so it has no clients; Zhou's pure-ε Laplace plan has no δ,
+#: sampling or noise choice, and its T* and b* replace the compute budget and batch).
+RECIPE_INPUTS: dict[str, tuple[str, ...]] = {
+    "increasing-sizes": ("target_delta", "clients", "epochs", "batch_size", "noise", "sampling"),
+    "fedsgd-dpc": ("clients",),
+    "dpscd": ("target_delta", "epochs", "batch_size", "noise", "sampling"),
+    "adp2sgd": ("target_delta", "clients", "epochs", "batch_size", "noise", "sampling"),
+    "mapa": ("target_delta", "clients", "epochs", "batch_size", "noise"),
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from fedplan.bounds.sampling import SAMPLINGS
 from fedplan.planner.datasets import synthetic_logistic
 from fedplan.planner.export import FORMATS, check_export_options, write_schedule
-from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult
+from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult, nearest_increasing_sizes
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, flag, real, text
@@ -91,12 +91,23 @@ class Plan(Request):
             return data.X_train, data.y_train
         return dataset_from_upload(Path(self.dataset).name, Path(self.dataset).read_bytes())
 
-    def run(self, *, progress=None) -> Report:
+    def recipe_inputs(self) -> RecipeInputs:
+        """The recipe's question: this request's budget, data, clients and compute."""
         features, labels = self.data()
-        inputs = RecipeInputs(target_epsilon=self.target_epsilon, target_delta=self.target_delta, X=features,
-                              y=labels, clients=self.clients, epochs=self.epochs, batch_size=self.batch_size,
-                              dataset=self.dataset, noise=self.noise, sampling=self.sampling)
-        result = RECIPES[self.recipe][1](inputs)
+        return RecipeInputs(target_epsilon=self.target_epsilon, target_delta=self.target_delta, X=features, y=labels,
+                            clients=self.clients, epochs=self.epochs, batch_size=self.batch_size,
+                            dataset=self.dataset, noise=self.noise, sampling=self.sampling)
+
+    def nearest(self) -> dict[str, int | float]:
+        """For a request its recipe finds no plan for: the nearest value of each input that has one, the others
+        held (the planner page's one-click fixes). The increasing-sizes recipe searches
+        (:func:`~fedplan.planner.recipes.nearest_increasing_sizes`); the others answer ``{}``."""
+        if self.recipe != "increasing-sizes":
+            return {}
+        return nearest_increasing_sizes(self.recipe_inputs(), largest_epsilon=MAX_PLAN_EPSILON)
+
+    def run(self, *, progress=None) -> Report:
+        result = RECIPES[self.recipe][1](self.recipe_inputs())
         values = report_values(result)
         if self.out is not None:
             path = write_schedule(result.schedule, self.out, fmt=self.format, per_round=self.per_round)
@@ -110,7 +121,7 @@ def report_values(result: RecipeResult) -> dict:
     """A recipe's answer as the JSON of ``fedplan plan``: the headline numbers, provenance, hypotheses."""
     return {"recipe": result.recipe, **result.headline, "source": result.source,
             "hypotheses_hold": result.hypotheses_hold, "hypotheses": [item.to_dict() for item in result.hypotheses],
-            "statement": result.statement}
+            "notes": list(result.notes), "statement": result.statement}
 
 
 TASKS = (Plan,)

@@ -54,7 +54,9 @@ def test_increasing_sizes_runs_the_papers_sizes_at_the_tight_sigma(increasing_si
     # the paper's σ spends a tenth of the budget
     assert head["paper_tight_epsilon"] == pytest.approx(0.1004, abs=5e-4) and head["paper_unused_budget"] > 0.89
     assert head["aggregated_noise"] == pytest.approx(math.sqrt(head["rounds"]) * head["noise_multiplier"])
-    assert len(increasing_sizes.cumulative_epsilon) == head["rounds"]
+    curve = increasing_sizes.epsilon_curve  # one point per round (each round its own size), PLD like the headline
+    assert curve.rounds == tuple(range(1, head["rounds"] + 1)) and curve.epsilons[-1] == head["tight_epsilon"]
+    assert curve.label == head["epsilon_label"] == "PLD, tight"
     assert increasing_sizes.hypotheses_hold
 
 
@@ -74,6 +76,8 @@ def test_fedsgd_dpc_schedule_is_t_star_rounds_of_b_star_clients(request_5_client
     assert {row["clients_per_round"] for row in rows} == {head["clients_per_round"]}
     assert rows[0]["laplace_scale"] == max(head["laplace_scale"])
     assert head["claimed_delta"] == 0.0
+    assert head["rounds"] == 1 and result.notes[0].startswith(  # degenerate: said in plain words (issue 20)
+        "A single round: at ε = 1 over 5 clients, Zhou et al.'s bound is smallest when the clients reply once.")
     path = write_schedule(result.schedule, tmp_path / "plan.json")
     assert load_schedule_file(path) == result.schedule
 
@@ -168,3 +172,52 @@ def test_mapa_recipe_tight_per_upload_epsilon_spends_the_budget_by_optimal_compo
     assert head["tight_epsilon"] == optimal_composition_epsilon(epsilon=per_upload, count=uploads, delta=1e-6)
     assert 0.99 <= head["tight_epsilon"] <= 1.0 and head["paper_unused_budget"] > 0.2
     assert result.schedule.rounds == 7812 and result.schedule.privacy["releases"] == uploads
+
+
+def test_the_epsilon_curve_is_the_headlines_accountant_at_fewer_rounds(request_5_clients):
+    """One accountant, named (issue 20): the chart's ε is the headline's (PLD, at its spacing), never RDP's."""
+    from fedplan.bounds import accounting
+
+    result = plan("dpscd", request_5_clients)
+    head, curve = result.headline, result.epsilon_curve
+    assert curve.label == head["epsilon_label"] == "PLD, tight" and curve.unit == "round"
+    assert curve.rounds == tuple(round(7812 * k / 8) for k in range(1, 9))  # 977, 1953, ..., 7812
+    assert curve.epsilons[-1] == head["tight_epsilon"]
+    assert all(a < b for a, b in zip(curve.epsilons, curve.epsilons[1:], strict=False))
+    # independent: the adaptive PLD of the first 1953 rounds (its own spacing), and RDP's larger bound there
+    q, sigma = 16 / 50_000, head["noise_multiplier"]
+    alone = accounting.get_epsilon(sample_rate=q, noise_multiplier=sigma, steps=1953, delta=1e-6)
+    assert curve.epsilons[1] == pytest.approx(alone.epsilon, rel=2e-3) and curve.epsilons[1] >= alone.epsilon * 0.999
+    rdp = accounting.get_epsilon(sample_rate=q, noise_multiplier=sigma, steps=1953, delta=1e-6, accountant="rdp")
+    assert curve.epsilons[1] < rdp.epsilon
+    xu = plan("adp2sgd", request_5_clients)
+    assert xu.epsilon_curve.label == xu.headline["epsilon_label"] == "PLD upper bound"  # fixed-size, replace-one
+    assert xu.epsilon_curve.rounds[-1] == xu.headline["worker_updates"] == 1563
+    assert xu.epsilon_curve.unit == "update of one worker" and xu.epsilon_curve.epsilons[-1] == xu.headline[
+        "tight_epsilon"]
+
+
+def test_no_increasing_schedule_names_the_requests_fields_and_the_nearest_values(request_5_clients):
+    from fedplan.planner.recipes import nearest_increasing_sizes
+
+    crowded = dataclasses.replace(request_5_clients, clients=100)
+    with pytest.raises(ValueError) as error:
+        plan("increasing-sizes", crowded)
+    message = str(error.value)
+    assert message.startswith("no increasing-sizes plan: no noise multiplier σ in [1.2, 200]")
+    assert "clients = 100 (500 records each)" in message and "L211-219" in message
+    assert message.endswith("lower batch_size, clients or epochs, raise target_epsilon, or choose another recipe")
+    assert "grad_computations" not in message and "range" not in message  # no control the page lacks
+    nearest = nearest_increasing_sizes(crowded, largest_epsilon=100.0, time_budget=30.0)
+    assert nearest["clients"] == 12 and nearest["batch_size"] == 1 and "epochs" not in nearest
+    plan("increasing-sizes", dataclasses.replace(crowded, clients=12))  # plans
+    with pytest.raises(ValueError, match="no increasing-sizes plan"):
+        plan("increasing-sizes", dataclasses.replace(crowded, clients=13))
+
+
+def test_fedsgd_dpc_refusals_name_the_clients_and_the_right_direction(request_5_clients):
+    with pytest.raises(ValueError, match=r"^clients must be an integer in \[2, 50000\]; got 1"):
+        plan("fedsgd-dpc", dataclasses.replace(request_5_clients, clients=1))
+    with pytest.raises(ValueError, match="T\\* = 0 rounds .* over 10 clients.*raise target_epsilon or use fewer "
+                                         "clients$"):
+        plan("fedsgd-dpc", dataclasses.replace(request_5_clients, clients=10))
