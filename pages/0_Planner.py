@@ -7,6 +7,11 @@ change of parameters, every hypothesis checked, and downloads in fedplan's forma
 TF-Privacy where the plan runs there. The page builds the :class:`~fedplan.planner.tasks.plan.Plan` request of
 ``fedplan plan`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the other pages (sidebar)
 hold the accountant, one page per paper and the validation by simulation.
+
+Only the inputs the chosen recipe reads are drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`); a plan the
+van Dijk recipe refuses gets the nearest values that plan, one click each (:meth:`Plan.nearest`); a degenerate plan
+(one round, a bound that promises nothing, a budget left unused) is said in words beside its numbers; the ε chart
+is the headline's accountant, named. Plans, their downloads and the chart are cached on the request.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ import streamlit as st
 
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.pages.widgets import Form, downloads, form_page
-from fedplan.planner.display import epsilon_text, theorem_label
-from fedplan.planner.recipes import RECIPES
+from fedplan.planner.display import epsilon_text, number_text, theorem_label
+from fedplan.planner.recipes import RECIPE_INPUTS, RECIPES, EpsilonCurve
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.plan import Plan
 from fedplan.planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
@@ -51,20 +56,40 @@ def data_inputs(form: Form) -> dict | None:
     return {"dataset": upload.name, "features": features, "labels": labels}
 
 
+#: The boxes a one-click fix sets (their session-state keys) and every input's label; the recipe decides which are
+#: drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`).
+KEYS = {name: f"planner_{name}" for name in ("target_epsilon", "clients", "epochs", "batch_size")}
+RECIPE_KEY = "planner_recipe"
+LABELS = {"target_epsilon": "Privacy budget ε", "target_delta": "δ", "clients": "Clients",
+          "epochs": "Compute budget: passes over the data (epochs)", "batch_size": "Batch size",
+          "noise": "Noise", "sampling": "Sampling that runs"}
+
+
 def request_inputs() -> tuple[Form, Plan | None]:
-    """The :class:`Plan` request from the widgets (None, with the reason shown, if the input is refused)."""
+    """The :class:`Plan` request from the widgets of the inputs the chosen recipe reads (None, with the reason
+    shown, if the input is refused); the inputs it ignores are not drawn, and a caption names them."""
     st.subheader("Your run")
     form = Form(Plan)
-    form.field("target_epsilon", "Privacy budget ε")
-    form.field("target_delta", "δ", default="1e-6")
+    recipe = form.field("recipe", "Recipe", widget="selectbox", format_func=lambda key: RECIPES[key][0],
+                        key=RECIPE_KEY)
+    used = RECIPE_INPUTS[recipe]
+    form.field("target_epsilon", LABELS["target_epsilon"], key=KEYS["target_epsilon"])
+    if "target_delta" in used:
+        form.field("target_delta", LABELS["target_delta"], default="1e-6")
     data = data_inputs(form)
-    form.field("clients", "Clients")
-    form.field("epochs", "Compute budget: passes over each client's data")
-    form.field("batch_size", "Batch size (van Dijk: the initial sample size s₀)")
-    form.field("recipe", "Recipe", widget="selectbox", format_func=lambda key: RECIPES[key][0])
-    form.field("noise", "Noise", format_func=NOISE_LABELS.get)
-    form.field("sampling", "Sampling that runs", choices=[None, *SAMPLINGS], widget="selectbox",
-               format_func=lambda name: "the recipe's own" if name is None else f"{name}: {SAMPLING_HELP[name]}")
+    for name in ("clients", "epochs", "batch_size"):
+        if name in used:
+            label = LABELS[name] + (": the initial sample size s₀" if recipe == "increasing-sizes" and
+                                    name == "batch_size" else "")
+            form.field(name, label, key=KEYS[name])
+    if "noise" in used:
+        form.field("noise", LABELS["noise"], format_func=NOISE_LABELS.get)
+    if "sampling" in used:
+        form.field("sampling", LABELS["sampling"], choices=[None, *SAMPLINGS], widget="selectbox",
+                   format_func=lambda name: "the recipe's own" if name is None else f"{name}: {SAMPLING_HELP[name]}")
+    unused = [LABELS[name] for name in LABELS if name != "target_epsilon" and name not in used]
+    if unused:
+        st.caption(f"This recipe does not use: {', '.join(unused)}.")
     return form, None if data is None else form.build(**data)
 
 
@@ -77,7 +102,7 @@ def _unused(share) -> str:
 
 def headline_metrics(values) -> None:
     columns = st.columns(5)
-    columns[0].metric("Rounds", f"{values['rounds']:g}")
+    columns[0].metric("Rounds", f"{values['rounds']:,}".replace(",", " "))  # exact, thousands spaced
     if values.get("noise_multiplier") is not None:
         columns[1].metric(f"Noise multiplier σ ({values['noise']})", f"{values['noise_multiplier']:.4g}",
                           help=f"aggregated noise √T·σ = {values['aggregated_noise']:.4g}")
@@ -118,17 +143,60 @@ def hypotheses_table(values) -> None:
     st.dataframe(frame, hide_index=True)
 
 
+def notes(values) -> None:
+    """What is unusual about the plan, in plain words, next to its numbers: a single round, a bound that promises
+    nothing, a budget left unused."""
+    for note in [*values["notes"], *([values["note"]] if values.get("note") else [])]:
+        st.info(note)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def curve_chart(curve: EpsilonCurve) -> dict:
+    """The Vega-Lite spec of ε after each round, titled with the accountant of the headline ε (cached: Altair's
+    validation is the largest part of a rerun)."""
+    x_title, y_title = curve.axis, f"ε ({curve.label})"
+    frame = pd.DataFrame({x_title: curve.rounds, y_title: curve.epsilons})
+    chart = alt.Chart(frame).mark_line(point=len(curve.rounds) <= 12).encode(
+        x=alt.X(x_title, title=x_title), y=alt.Y(y_title, title=y_title))
+    return chart.properties(height=220, title=f"ε spent after each {curve.unit} ({curve.label}, as the headline)"
+                            ).to_dict()
+
+
 def schedule_section(result) -> None:
     schedule = result.schedule
-    if result.cumulative_epsilon is not None:
-        curve = pd.DataFrame({"round": range(1, schedule.rounds + 1), "cumulative ε (RDP)": result.cumulative_epsilon})
-        chart = alt.Chart(curve).mark_line().encode(x="round", y=alt.Y("cumulative ε (RDP)"))
-        st.altair_chart(chart.properties(height=220, title="ε spent after each round (RDP, an upper bound)"),
-                        width="stretch")
+    if result.epsilon_curve is not None:
+        st.vega_lite_chart(curve_chart(result.epsilon_curve), width="stretch")
     phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240)
     downloads(schedule, f"fedplan_{result.recipe}")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def nearest_plans(fields: tuple, _request: Plan) -> dict:
+    """:meth:`Plan.nearest`, cached on the request's fields."""
+    return _request.nearest()
+
+
+def set_box(key: str, text: str) -> None:
+    """A one-click fix: the box's new text (set before the rerun draws it)."""
+    st.session_state[key] = text
+
+
+def offer_nearest(request: Plan, right) -> None:
+    """Under a refused increasing-sizes plan: a button per input whose nearest value has a plan (the others held),
+    and one to switch to DP-SCD, whose plan needs no schedule of the paper's form."""
+    with right, st.spinner("Looking for the nearest plan…"):
+        found = nearest_plans(tuple(request.inputs().items()), request)
+    right.markdown("**The nearest plans that exist** (one click sets the box; the other inputs stay):")
+    for name, value in found.items():
+        text = str(value) if isinstance(value, int) else number_text(value, 3)
+        right.button(f"Set {LABELS[name]} to {text}", key=f"nearest_{name}", on_click=set_box,
+                     args=(KEYS[name], text))
+    if not found:
+        right.write("No single input reaches a plan of this recipe (the others held): change two, or the recipe.")
+    right.button(f"Switch the recipe to {RECIPES['dpscd'][0]}", key="nearest_recipe", on_click=set_box,
+                 args=(RECIPE_KEY, "dpscd"))
 
 
 def main() -> None:
@@ -136,11 +204,14 @@ def main() -> None:
     st.caption("State your budget, data and compute; pick a recipe from the papers; get what to run, calibrated so "
                "that the tight ε of the sampling that runs spends the budget, with the paper's own answer and the "
                "budget it leaves unused beside it.")
-    report, right, _ = form_page(request_inputs, spinner="Planning…")
+    report, right, request = form_page(request_inputs, spinner="Planning…")
     if report is None:
+        if request is not None and request.recipe == "increasing-sizes":
+            offer_nearest(request, right)
         return
     with right:
         headline_metrics(report.values)
+        notes(report.values)
         st.caption(report.statement)
         hypotheses_table(report.values)
         schedule_section(report.result)

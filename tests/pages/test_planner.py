@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.plan import Plan
-from tests.pages.helpers import ROOT, error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import ROOT, charts, error_under, errors, metric, open_page, refusal
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def test_planner_switches_recipe_and_budget(planner):
     assert metric(planner, "Clients per round") == "5"
     planner.selectbox[0].set_value("dpscd").run()
     assert not planner.exception and not planner.error
-    assert metric(planner, "Rounds") == "7812"
+    assert metric(planner, "Rounds") == "7 812"  # exact, thousands spaced for people
     planner.selectbox[0].set_value("adp2sgd").run()
     assert not planner.exception and not planner.error
     assert metric(planner, "ε, paper's claim") == "none"  # below Theorem 2's floor: no paper answer
@@ -80,13 +81,19 @@ def test_planner_text_that_is_not_a_number_names_the_field(planner):
     assert not planner.error and metric(planner, "Rounds") == "193"
 
 
-def test_planner_on_a_bundled_data_set_reports_a_too_small_client(planner):
+def test_planner_on_a_bundled_data_set_offers_another_recipe_in_one_click(planner):
     planner.radio[0].set_value("A scikit-learn bundled data set").run()  # breast_cancer: 569 examples
     assert not planner.exception
-    assert len(planner.error) == 1
-    assert planner.error[0].value.startswith("no noise multiplier in [1.2, 200] makes the paper's claim reach δ")
-    planner.selectbox[1].set_value("dpscd").run()
+    assert errors(planner) == [refusal(Plan, dataset="breast_cancer")]
+    assert errors(planner)[0].startswith("no increasing-sizes plan: no noise multiplier σ in [1.2, 200]")
+    assert "113 records each" in errors(planner)[0]
+    # no single input reaches a plan (it takes N_c ≥ 300 records with s₀ = 1): said, and the recipe switch offered
+    assert any(text.value.startswith("No single input reaches a plan") for text in planner.markdown)
+    assert [button.label for button in planner.button] == [
+        "Switch the recipe to Damaskinos: DP-SCD noise calibration"]
+    planner.button(key="nearest_recipe").click().run()
     assert not planner.exception and not planner.error
+    assert planner.selectbox(key="planner_recipe").value == "dpscd"
     assert metric(planner, "Rounds") == str(int(2.5 * 569 / 16))  # ⌊epochs·N/L⌋ = 88
 
 
@@ -101,3 +108,75 @@ def test_app_entry_point_opens_the_planner():
     assert not entry.exception and not entry.error
     assert entry.title[0].value == "fedplan: plan a private federated run"
     assert metric(entry, "Rounds") == "193"
+
+
+def test_planner_refused_van_dijk_plan_names_boxes_on_the_page_and_sets_the_nearest_in_one_click(planner):
+    """Issue 20: clients 5 → 100 ended in 'widen sigma_range … lower grad_computations', controls the page lacks."""
+    planner.text_input(key="planner_clients").set_value("100").run()
+    assert not planner.exception
+    message = errors(planner)[0]
+    assert errors(planner) == [refusal(Plan, clients=100)]
+    assert "grad_computations" not in message and "sigma_range" not in message
+    boxes = {"batch_size": "Batch size: the initial sample size s₀", "clients": "Clients",
+             "epochs": "Compute budget: passes over the data (epochs)", "target_epsilon": "Privacy budget ε"}
+    named = message[message.rindex(";"):]
+    assert all(name in named for name in boxes) and all(planner.text_input(key=f"planner_{name}").label == label
+                                                        for name, label in boxes.items())
+    # the nearest plans, each one input moved (12 clients plan, 13 do not: tests/planner/test_recipes.py)
+    labels = [button.label for button in planner.button]
+    assert labels[:2] == ["Set Clients to 12", "Set Batch size to 1"]
+    planner.button(key="nearest_clients").click().run()
+    assert not planner.exception and not planner.error
+    assert planner.text_input(key="planner_clients").value == "12" and metric(planner, "Rounds") == "165"
+
+
+def test_planner_shows_only_the_inputs_the_recipe_reads(planner):
+    """Issue 20: DP-SCD ignored the clients box; Zhou's pure-ε plan has no δ, epochs, batch, noise or sampling."""
+    planner.selectbox(key="planner_recipe").set_value("dpscd").run()
+    assert not planner.exception and not planner.error
+    assert [box.label for box in planner.text_input] == [
+        "Privacy budget ε", "δ", "Examples", "Features", "Compute budget: passes over the data (epochs)",
+        "Batch size"]
+    assert "This recipe does not use: Clients." in [caption.value for caption in planner.caption]
+    planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
+    assert not planner.exception and not planner.error
+    assert [box.label for box in planner.text_input] == ["Privacy budget ε", "Examples", "Features", "Clients"]
+    assert [radio.label for radio in planner.radio] == ["Data"] and len(planner.selectbox) == 1
+    assert ("This recipe does not use: δ, Compute budget: passes over the data (epochs), Batch size, Noise, "
+            "Sampling that runs.") in [caption.value for caption in planner.caption]
+    # a degenerate plan said in plain words next to its number (issue 20: a 1-round plan came without a word)
+    assert metric(planner, "Rounds") == "1"
+    assert planner.info[0].value.startswith("A single round: at ε = 1 over 5 clients, Zhou et al.'s bound is "
+                                            "smallest when the clients reply once.")
+
+
+def test_planner_chart_and_headline_name_one_accountant(planner):
+    """Issue 20: the chart was RDP while the headline ε was PLD; now the chart's title and axis name the headline's
+    accountant, and its last point is the headline's ε (the values: tests/planner/test_recipes.py)."""
+    for recipe, label, unit, x_title in [
+            ("increasing-sizes", "PLD, tight", "round", "rounds run"),
+            ("adp2sgd", "PLD upper bound", "update of one worker", "updates of one worker")]:
+        planner.selectbox(key="planner_recipe").set_value(recipe).run()
+        assert not planner.exception and not planner.error
+        [(spec, [frame])] = charts(planner)
+        assert spec["title"] == f"ε spent after each {unit} ({label}, as the headline)"
+        assert spec["encoding"]["y"]["title"] == f"ε ({label})" and spec["encoding"]["x"]["title"] == x_title
+        assert epsilon_text(frame[f"ε ({label})"].iloc[-1]) == metric(planner, f"ε ({label})")
+
+
+def test_planner_rerun_reuses_the_plan_and_its_downloads(planner, monkeypatch):
+    """Speed (issue 20): a rerun of the same inputs renders no download again (the CSV's cumulative ε composed the
+    193 rounds again, 1.9 s) and plans nothing (st.cache_data keyed on the request)."""
+    from fedplan.pages import widgets
+
+    calls, render = [], widgets.render
+    monkeypatch.setattr(widgets, "render", lambda schedule, fmt, **options: calls.append(fmt) or render(schedule, fmt))
+
+    def planned_again(self, **_):
+        raise AssertionError("planned again")
+
+    monkeypatch.setattr(Plan, "run", planned_again)
+    planner.run()
+    assert not planner.exception and not planner.error and metric(planner, "Rounds") == "193"
+    assert calls == ["json"]  # the cache key only
+    assert [button.label for button in planner.get("download_button")][:2] == ["Download CSV", "Download JSON"]
