@@ -93,10 +93,6 @@ def searched_controls(request: VandijkSelect) -> tuple[list[str], list[str]]:
     return changed, [name for name in REMEDIES if name not in changed]
 
 
-def set_value(name: str, text: str) -> None:
-    st.session_state[key(name)] = text
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def plain_reason(fields: tuple, _request: VandijkSelect, _error: ValueError) -> str | None:
     """Why the inputs give no plan, in one plain sentence: a vacuous claim, or a selection that finds no schedule
@@ -130,8 +126,8 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
         st.markdown("Change one control to the nearest value that gives a plan with a claim that needs noise:")
         for column, (name, value) in zip(st.columns(len(offers)), offers.items(), strict=True):
             word, symbol = REMEDIES[name]
-            column.button(f"{symbol} = {number_text(value)}", key=f"remedy_{name}", on_click=set_value,
-                          args=(name, as_text(value)),
+            column.button(f"{symbol} = {number_text(value)}", key=f"remedy_{name}",
+                          on_click=st.session_state.__setitem__, args=(key(name), as_text(value)),
                           help=f"the {word} {LABELS[name]} whose plan claims a δ below one round's total variation "
                                f"(so ε > 0 at it); a value a little nearer may plan with a weaker claim")
     missing = [LABELS[name] for name in names if name not in offers]

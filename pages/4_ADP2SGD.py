@@ -149,11 +149,6 @@ def floor_metrics(floor: dict, setting: xu.Setting) -> None:
     zero_epsilon_note(floor["tight_epsilon"], setting)
 
 
-def set_widget(key: str, text: str) -> None:
-    """A one-click button's callback: the widget ``key`` shows ``text`` on the rerun."""
-    st.session_state[key] = text
-
-
 def target_section(answer, floor: dict | None) -> float | None:
     """The noise for the target ε: Theorem 2's and the RDP bound's, with plain words where Theorem 2 cannot; returns
     the chosen z (for the chart)."""
@@ -175,8 +170,8 @@ def target_section(answer, floor: dict | None) -> float | None:
                    f"the {RDP_LABEL}'s.")
         if floor is not None:
             nearest = epsilon_text(floor["floor_epsilon"])
-            st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies", on_click=set_widget,
-                      args=(TARGET_KEY, nearest))
+            st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies",
+                      on_click=st.session_state.__setitem__, args=(TARGET_KEY, nearest))
     elif paper.noise_multiplier**2 <= xu.MIN_NOISE_SQUARED * (1 + xu.RELATIVE_SLACK):
         st.info(f"Theorem 2's least noise is the band's bottom z = √1.5 (Lemma 2's z² ≥ 1.5 binds): at that noise it "
                 f"certifies ε = {epsilon_text(answer['epsilon'])}, less than the target {target:g}; the "
@@ -195,7 +190,7 @@ def largest_certified_batch(request: MinEpsilon) -> None:
             largest -= 1
             continue
         st.button(f"Set batch size B to {largest}, the largest Theorem 2 certifies any noise for",
-                  on_click=set_widget, args=(BATCH_KEY, str(largest)))
+                  on_click=st.session_state.__setitem__, args=(BATCH_KEY, str(largest)))
         return
 
 
@@ -207,7 +202,7 @@ def reachable_target(target: Sigma) -> None:
         return
     nearest = epsilon_text(reach)
     st.button(f"Set the target ε to {nearest}, the smallest the {RDP_LABEL} reaches with z ≤ {MAX_SEARCHED_NOISE:g}",
-              on_click=set_widget, args=(TARGET_KEY, nearest))
+              on_click=st.session_state.__setitem__, args=(TARGET_KEY, nearest))
 
 
 def main() -> None:

@@ -55,12 +55,6 @@ def noise_text(value: float) -> str:
     return f"{math.ceil(value / unit) * unit:.6g}"
 
 
-def setter(key: str, text: str):
-    def set_widget() -> None:
-        st.session_state[key] = text
-    return set_widget
-
-
 @st.cache_data(show_spinner="Calibrating σ per batch size", max_entries=16)
 def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
     """σ of the request at every batch size of the grid (and its own) under RDP and the authors' MA128 (None where
@@ -116,7 +110,8 @@ def ma128_metric(column, answer) -> None:
     column.caption(f"MA128, the thesis's accountant, certifies no ε at or below ln(1/δ)/128 = {floor:.4g} at "
                    f"δ = {answer['target_delta']:g}, whatever the noise. Raise ε above it (or raise δ); the RDP σ "
                    f"beside it holds for ε = {answer['target_epsilon']:g}.")
-    column.button(f"Set ε to {nearest}", on_click=setter(EPSILON_KEY, nearest), key="dpscd-nearest-epsilon")
+    column.button(f"Set ε to {nearest}", on_click=st.session_state.__setitem__, args=(EPSILON_KEY, nearest),
+                  key="dpscd-nearest-epsilon")
 
 
 def dpscd_fixes(form: Form, answer) -> None:
@@ -126,11 +121,13 @@ def dpscd_fixes(form: Form, answer) -> None:
     if answer is not None or None in (batch, examples, epochs) or examples < 1 or batch < 1 or epochs <= 0:
         return
     if batch > examples:
-        st.button(f"Set batch size L to N = {examples}", on_click=setter(BATCH_KEY, str(examples)),
+        st.button(f"Set batch size L to N = {examples}", on_click=st.session_state.__setitem__,
+                  args=(BATCH_KEY, str(examples)),
                   key="dpscd-nearest-batch")
     elif epochs < batch / examples:
         nearest = rounded_up(batch / examples * (1 + 1e-9))
-        st.button(f"Set epochs to {nearest} (one iteration: E·N/L = 1)", on_click=setter(EPOCHS_KEY, nearest),
+        st.button(f"Set epochs to {nearest} (one iteration: E·N/L = 1)", on_click=st.session_state.__setitem__,
+                  args=(EPOCHS_KEY, nearest),
                   key="dpscd-nearest-epochs")
 
 
@@ -203,7 +200,7 @@ def dampening_tab() -> None:
         form.error(str(error), field="staleness_threshold")
         if threshold > MAX_STALENESS:  # the law's largest staleness, mean + 3 std, is τ_thres itself
             largest = as_text(MAX_STALENESS)
-            st.button(f"Set τ_thres to {largest}", on_click=setter(THRESHOLD_KEY, largest))
+            st.button(f"Set τ_thres to {largest}", on_click=st.session_state.__setitem__, args=(THRESHOLD_KEY, largest))
         return
     answer = form.answer(request)
     if answer is None:
