@@ -3,9 +3,16 @@
 The page builds the request of ``fedplan validate vandijk`` or ``fedplan validate fedsgd-dpc``
 (:mod:`fedplan.planner.tasks.validate`) from its widgets (:mod:`fedplan.pages.widgets`) and runs it when asked.
 Runs are capped (seeds, examples, clients); the time of a run is estimated before it starts
-(:func:`~fedplan.planner.tasks.simulate.estimated_seconds`) and shown next to the Run button; a Cancel button stops
-a run (Streamlit abandons the script run on the click). The last result stays on screen, marked out of date when
-the inputs have changed since it ran.
+(:func:`~fedplan.planner.tasks.simulate.estimated_seconds`) and shown next to the Run button. The last result stays
+on screen, marked out of date when the inputs have changed since it ran.
+
+Runs go outside the server process (issue 20): the request is submitted to the app's one
+:class:`~fedplan.planner.simulate.executor.Executor` (:func:`~fedplan.planner.simulate.executor.shared`, made on
+the first visit and used by every session: a Dask LocalCluster of one worker per core, or the scheduler
+``FEDPLAN_SCHEDULER`` names), and the script polls its job while drawing the progress and the
+time left. A Cancel click (or any other widget) reruns the script and a closed tab stops it: either way the poll
+loop's ``finally`` cancels the job, whose worker stops the run within a fraction of a second. Without Dask the runs
+go to a thread of the server, and the page says so.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import streamlit as st
 from fedplan.pages.widgets import Form
 from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.simulate.data import SKLEARN_SETS
+from fedplan.planner.simulate.executor import Cancelled, Executor, shared
 from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc, ValidateVandijk
 
@@ -40,6 +48,19 @@ ROUNDS_KEY = "validate_rounds"
 FAR_ABOVE = 10.0
 #: What each curve is, as its axis says it.
 TITLES = {"dist_sq": "‖θ_t − θ*‖²", "accuracy": "test accuracy", "loss": "training loss"}
+#: Seconds between two looks at a running job (each look is also where a Cancel click or a closed tab stops it).
+POLL_SECONDS = 0.25
+
+
+def where_runs_go(runner: Executor) -> None:
+    """Where this page's runs go, in a caption; a warning when that is the server process itself."""
+    if runner.fallback is None:
+        st.caption(f"Runs go outside the app's server process, to {runner.backend}: runs of several sessions go at "
+                   "once, one per worker, and the app stays responsive meanwhile.")
+    else:
+        st.warning(f"Runs go to a thread of the app's server process ({runner.fallback}): concurrent runs share its "
+                   "one core and slow the app down. Install Dask (pip install 'fedplan[dask]') to run them on a "
+                   "cluster of one worker per core.")
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -97,6 +118,47 @@ def time_estimate(request) -> str:
         shown = f"{seconds / 60:.1f} min"
     return (f"This run: about {updates:,} client updates ({because}), estimated at up to {shown} before it "
             "starts (a pessimistic cost per update and the most rounds it may run; a busy machine takes longer).")
+
+
+def progress_text(state: str, done: int, total: int, elapsed: float, estimate: float, workers: int) -> str:
+    """What a job is doing and the time left: queued behind other runs, or seeds done, the seconds it has run and
+    the seconds left (the up-front estimate until a seed is done, then the pace of the seeds done)."""
+    if state == "queued":
+        return (f"Waiting for a free worker: all {workers} are busy with other runs ({elapsed:.0f} s so far); this "
+                f"run starts when one is free and is estimated at up to {estimate:.0f} s")
+    if done and total:
+        left = elapsed / done * (total - done)
+        return f"seed {done} of {total} done, {elapsed:.0f} s so far, about {left:.0f} s left"
+    left = max(estimate - elapsed, 0.0)
+    return (f"running, {elapsed:.0f} s so far, up to about {left:.0f} s left (estimated before it started)" if left
+            else f"running, {elapsed:.0f} s so far, longer than estimated (a busy machine takes longer)")
+
+
+def run_elsewhere(form: Form, request, bar):
+    """The :class:`~fedplan.planner.simulate.executor.Outcome` of ``request`` run by the app's executor, drawing its
+    progress on ``bar``; None after showing why not (a refused value under its box, a cluster that cannot be
+    reached) or when the run was cancelled. Leaving this function early (a rerun, a closed tab) cancels the run."""
+    runner, estimate = shared(), estimated_seconds(request)
+    try:
+        job = runner.submit(request)
+    except (ValueError, TimeoutError) as error:
+        st.error(f"The simulation could not start: {error}")
+        return None
+    started, workers = time.perf_counter(), runner.workers()
+    try:
+        while not job.done():
+            state, (done, total) = job.state(), job.progress()
+            bar.progress(done / total if total else 0.0,
+                         text=progress_text(state, done, total, time.perf_counter() - started, estimate, workers))
+            time.sleep(POLL_SECONDS)
+        return job.result()
+    except ValueError as error:
+        form.error(str(error))
+    except Cancelled:
+        st.info("Simulation cancelled.")
+    finally:
+        job.cancel()  # nothing once it finished; a Cancel click, another widget or a closed tab land here
+    return None
 
 
 def rounds_axis() -> alt.X:
@@ -278,23 +340,25 @@ def main() -> None:
     if request is not None:
         with left:
             st.caption(time_estimate(request))
+            where_runs_go(shared())
             if st.button("Run simulation", type="primary"):
-                started = time.perf_counter()
-                report = form.answer(request, progress=lambda done, total: progress.progress(
-                    done / total, text=f"seed {done} of {total} done"))
-                elapsed = time.perf_counter() - started
-                if report is None and isinstance(request, ValidateFedsgdDpc) and request.rounds is None:
+                outcome = run_elsewhere(form, request, progress)
+                if outcome is not None:
+                    progress.progress(1.0, text=f"done in {outcome.seconds:.1f} s")
+                    report = outcome.report
+                elif isinstance(request, ValidateFedsgdDpc) and request.rounds is None:
                     st.button("Set rounds T = 1 (the smallest run)", on_click=_set_one_round)
     with right:
         if cancel:
             st.info("Simulation cancelled.")
         if report is not None:
-            st.session_state["validation"] = (request, report.result, elapsed)
+            place = "in this process" if outcome.where == "this process" else f"on the Dask worker {outcome.where}"
+            st.session_state["validation"] = (request, report.result, outcome.seconds, place)
         if "validation" in st.session_state:
-            shown_request, shown, took = st.session_state["validation"]
+            shown_request, shown, took, place = st.session_state["validation"]
             show(shown, shown_request == request, shown_request)
-            st.caption(f"This result took {took:.1f} s to compute (estimated {estimated_seconds(shown_request):.1f} s "
-                       "before it started).")
+            st.caption(f"This result took {took:.1f} s to compute {place} (estimated "
+                       f"{estimated_seconds(shown_request):.1f} s before it started).")
 
 
 main()

@@ -12,10 +12,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import threading
+import time
 
 import pytest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
+from fedplan.planner.simulate.executor import shared
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc
 from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
@@ -23,6 +29,18 @@ ZHOU = dict(mechanism="laplace", clients=5, seeds=(0,), n_samples=62500, target_
             test_fraction=0.2)
 ROUNDS = "Rounds T (empty: the planner's T*)"
 OUT_OF_DATE = "Out of date (inputs changed)"
+
+
+def worker_pid(address: str) -> int:
+    """The process id of the app executor's Dask worker at ``address``."""
+    client = shared().client
+    assert address in client.scheduler_info()["workers"]
+    return client.run(os.getpid, workers=[address])[address]
+
+
+def executing(client) -> int:
+    """Runs the workers are executing now (a cancelled run counts until its thread has stopped)."""
+    return sum(client.run(lambda dask_worker: len(dask_worker.state.executing)).values())
 
 
 def button(page, label_start):
@@ -63,8 +81,12 @@ def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_co
                                                   abs=0.01)  # Lemma 3's envelope, L725
     assert "t >= T_0" in numbers and "I-13" in numbers
     assert float(metric(page, "ε spent")) == pytest.approx(0.1116, abs=1e-4)  # the planner's tight ε, rounded up
-    assert any(re.fullmatch(r"This result took \d+\.\d s to compute \(estimated 5\.5 s before it started\)\.", text)
-               for text in captions(page))  # one seed: 125 000 updates at 44 µs
+    took = [re.fullmatch(r"This result took \d+\.\d s to compute on the Dask worker (tcp://\S+) \(estimated 5\.5 s "
+                         r"before it started\)\.", text) for text in captions(page)]
+    (where,) = [match.group(1) for match in took if match]  # one seed: 125 000 updates at 44 µs
+    assert worker_pid(where) != os.getpid()  # computed outside this (the server's) process
+    assert any(text.startswith("Runs go outside the app's server process, to a Dask LocalCluster of")
+               for text in captions(page))
     assert any(text.startswith("ε spent by the executed schedule at δ = 9.99e-07, RDP upper bound, sampling: "
                                "poisson") for text in captions(page))
     drawn = charts(page)
@@ -150,3 +172,37 @@ def test_validate_page_caps_the_runs():
     box(page, "Seeds").set_value("2")
     box(page, "Examples").set_value("1e6").run()  # counts parse as on the command line; the page caps them
     assert errors(page) == ["n_samples must be an integer in [100, 200000]; got 1000000"]
+
+
+def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
+    runners = []
+    start = LocalScriptRunner.__init__
+
+    def recording(self, *args, **kwargs):
+        start(self, *args, **kwargs)
+        runners.append(self)
+
+    monkeypatch.setattr(LocalScriptRunner, "__init__", recording)
+    page = open_page("7_Validate.py", timeout=300)
+    box(page, "Seeds").set_value("5").run()
+    box(page, "Examples").set_value("200000").run()  # estimated at up to 88 s, measured 45 s on an idle machine
+    run = button(page, "Run simulation").click()
+    thread = threading.Thread(target=page.run)
+    thread.start()
+    shared().wait_ready()
+    client = shared().client
+    deadline = time.monotonic() + 60
+    while not executing(client) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert executing(client) == 1 and thread.is_alive()  # the run has started on a worker; the page polls it
+    run.set_value(False)
+    button(page, "Cancel").click()  # what the browser sends on the click: a rerun with Cancel pressed
+    runners[-1].request_rerun(RerunData(widget_states=page._tree.get_widget_states()))
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    ran = time.monotonic()
+    while executing(client) and time.monotonic() - ran < 30:  # the run itself would take 45 s or more
+        time.sleep(0.1)
+    assert executing(client) == 0  # the worker stopped the run instead of finishing it
+    assert [item.value for item in page.info] == ["Simulation cancelled."]
+    assert not page.exception and not page.error and not page.dataframe  # no result from the cancelled run

@@ -1,0 +1,421 @@
+"""Requests run outside the calling process: the app's simulations on the Dask cluster the sweeps use.
+
+One :class:`Executor` serves a whole process (:func:`shared`: the Streamlit app's sessions all use it): it submits a
+request (a picklable frozen dataclass, :class:`~planner.tasks.base.Request`) and returns a :class:`Job` at once;
+the caller polls the job for progress and its result, and cancels it when its user leaves or asks to.
+
+Where the runs go (:meth:`Executor.from_environment`, ``FEDPLAN_SCHEDULER``):
+
+* unset or ``local`` (the default): a ``distributed.LocalCluster`` of one single-threaded worker process per core,
+  made by the sweep's :func:`~planner.simulate.sweep._dask_client` in a helper process (``python -m
+  fedplan.planner.simulate.executor``, started in the background when the executor is made, ended when the executor
+  closes or its parent dies), so k runs on k cores take about as long as one and the caller's process stays idle.
+  The helper is needed in a Streamlit server: Streamlit installs the page being run as ``sys.modules["__main__"]``,
+  and a worker process spawned from the server would run that page again (multiprocessing re-imports ``__main__``);
+* ``tcp://HOST:PORT``: a running Dask scheduler (its workers need fedplan installed);
+* ``process``: threads of the calling process (also what happens, said in :attr:`Executor.fallback`, when Dask is
+  not installed).
+
+A job's progress is the request's own ``progress(done, total)`` calls, sent from the worker through a Dask
+``Variable`` named after the job. Cancelling is cooperative but prompt: the run's thread gets :class:`Cancelled`
+raised inside it (between two Python bytecodes, so within a fraction of a second in the engines' loops) as soon
+as the worker sees its task cancelled (``Future.cancel``, or the client gone); a cancelled run no longer holds the
+worker, which takes the next run at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fedplan.planner.extras import optional_import
+
+__all__ = ["Cancelled", "Executor", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
+
+#: The environment variable naming where an app's runs go: ``local`` (default), ``tcp://HOST:PORT`` or ``process``.
+SCHEDULER_VARIABLE = "FEDPLAN_SCHEDULER"
+#: Seconds between two looks of a worker at whether its run was cancelled.
+WATCH_SECONDS = 0.1
+#: Seconds a job waits for the cluster to start (or the scheduler to answer) before the submission fails.
+START_TIMEOUT = 120.0
+
+
+class Cancelled(BaseException):  # noqa: N818 - a control signal, not an error (like KeyboardInterrupt)
+    """Raised inside the thread of a cancelled run (a ``BaseException``: no ``except Exception`` swallows it)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished run: the request's report, the wall and CPU seconds it computed and where (a worker's address, or
+    this process), with that process's id."""
+
+    report: Any
+    seconds: float
+    where: str
+    pid: int
+    cpu_seconds: float = 0.0
+
+
+class _Interruptible:
+    """Runs a function in the calling thread; :meth:`interrupt` from any other thread raises :class:`Cancelled`
+    inside it, unless it has already returned."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.thread: int | None = None
+        self.finished = False
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        with self.lock:
+            if self.thread is None or self.finished or self.interrupted:
+                self.interrupted = self.interrupted or self.thread is None
+                return
+            self.interrupted = True
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread), ctypes.py_object(Cancelled))
+
+    def run(self, function: Callable[[], Any]) -> Any:
+        """``function()``; raises :class:`Cancelled` if interrupted before it returned."""
+        with self.lock:
+            self.thread = threading.get_ident()
+            if self.interrupted:
+                raise Cancelled
+        try:
+            return function()
+        finally:
+            with self.lock:
+                self.finished = True
+
+
+def _timed(request, progress) -> tuple[Any, float, float]:
+    """The report, the wall seconds and this thread's CPU seconds of ``request.run``."""
+    started, cpu = time.perf_counter(), time.thread_time()
+    report = request.run(progress=progress)
+    return report, time.perf_counter() - started, time.thread_time() - cpu
+
+
+def run_on_worker(request, progress_name: str) -> Outcome | None:
+    """A Dask task: ``request.run`` with its progress sent to the ``Variable`` ``progress_name``; None when the task
+    was cancelled while it ran (its run is stopped by :class:`Cancelled`, see the module docstring)."""
+    distributed = optional_import("distributed", purpose="a run on a Dask cluster")
+    worker = distributed.get_worker()
+    key = worker.get_current_task()
+    variable = distributed.Variable(progress_name)
+    guard, stop = _Interruptible(), threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(WATCH_SECONDS):
+            task = worker.state.tasks.get(key)
+            if task is None or task.state in ("cancelled", "released", "forgotten"):
+                guard.interrupt()
+                return
+
+    def progress(done: int, total: int) -> None:
+        variable.set({"started": True, "done": int(done), "total": int(total)})
+
+    watcher = threading.Thread(target=watch, name=f"fedplan-watch-{key}", daemon=True)
+    watcher.start()
+    try:
+        variable.set({"started": True, "done": 0, "total": 0})
+        report, seconds, cpu = guard.run(lambda: _timed(request, progress))
+    except Cancelled:
+        return None
+    finally:
+        stop.set()
+        watcher.join()
+    return Outcome(report, seconds, worker.address, os.getpid(), cpu)
+
+
+class Job:
+    """One submitted request: :meth:`state`, :meth:`progress`, :meth:`result`, :meth:`cancel`."""
+
+    def __init__(self, started: float) -> None:
+        self.submitted = started
+
+    def state(self) -> str:
+        """``queued`` (waiting for a free worker), ``running``, ``finished`` (result or error) or ``cancelled``."""
+        raise NotImplementedError
+
+    def progress(self) -> tuple[int, int]:
+        """(done, total) of the run's last ``progress`` call; (0, 0) before the first."""
+        raise NotImplementedError
+
+    def done(self) -> bool:
+        return self.state() in ("finished", "cancelled")
+
+    def result(self, timeout: float | None = None) -> Outcome:
+        """The :class:`Outcome` (waits up to ``timeout`` seconds); the request's own ``ValueError`` is raised here."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Stop the run (at once if queued, within a fraction of a second if running); idempotent."""
+        raise NotImplementedError
+
+
+class _DaskJob(Job):
+    def __init__(self, client, future, variable, started: float) -> None:
+        super().__init__(started)
+        self.client, self.future, self.variable = client, future, variable
+        self.last = {"started": False, "done": 0, "total": 0}
+        self.cancelled = False
+        self.lock = threading.Lock()
+
+    def _look(self) -> dict:
+        with self.lock:
+            if self.future is not None and not self.future.done():
+                try:
+                    self.last = self.variable.get(timeout=0)
+                except (TimeoutError, OSError):
+                    pass
+            return self.last
+
+    def state(self) -> str:
+        if self.cancelled:
+            return "cancelled"
+        if self.future is None or self.future.done():
+            return "finished"
+        return "running" if self._look()["started"] else "queued"
+
+    def progress(self) -> tuple[int, int]:
+        last = self._look()
+        return last["done"], last["total"]
+
+    def result(self, timeout: float | None = None) -> Outcome:
+        if self.cancelled:
+            raise Cancelled
+        try:
+            outcome = self.future.result(timeout=timeout)
+        finally:
+            if self.future.done():
+                self._release()
+        if outcome is None:  # the worker saw its task cancelled (e.g. by another client)
+            self.cancelled = True
+            raise Cancelled
+        return outcome
+
+    def cancel(self) -> None:
+        if self.cancelled or self.future is None:
+            return
+        self.cancelled = True
+        try:
+            self.future.cancel()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Forget the future (the cluster drops the result) and the progress variable."""
+        with self.lock:
+            if self.future is None:
+                return
+            self.future = None
+            try:
+                self.variable.delete()
+            except (OSError, TimeoutError):
+                pass
+
+
+class _ThreadJob(Job):
+    def __init__(self, request, started: float) -> None:
+        super().__init__(started)
+        self.guard, self.finished = _Interruptible(), threading.Event()
+        self.last, self.running, self.cancelled = (0, 0), False, False
+        self.outcome: Outcome | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, args=(request,), name="fedplan-run", daemon=True)
+        self.thread.start()
+
+    def _work(self, request) -> None:
+        def progress(done: int, total: int) -> None:
+            self.last = (int(done), int(total))
+
+        self.running = True
+        try:
+            report, seconds, cpu = self.guard.run(lambda: _timed(request, progress))
+            self.outcome = Outcome(report, seconds, "this process", os.getpid(), cpu)
+        except Cancelled:
+            self.cancelled = True
+        except BaseException as error:  # handed to result()
+            self.error = error
+        finally:
+            self.finished.set()
+
+    def state(self) -> str:
+        if self.cancelled:
+            return "cancelled"
+        return "finished" if self.finished.is_set() else "running" if self.running else "queued"
+
+    def progress(self) -> tuple[int, int]:
+        return self.last
+
+    def result(self, timeout: float | None = None) -> Outcome:
+        if not self.finished.wait(timeout):
+            raise TimeoutError(f"the run did not finish in {timeout} s")
+        if self.cancelled:
+            raise Cancelled
+        if self.error is not None:
+            raise self.error
+        return self.outcome
+
+    def cancel(self) -> None:
+        if not self.finished.is_set():
+            self.cancelled = True
+            self.guard.interrupt()
+
+
+class Executor:
+    """Where a process's runs go (see the module docstring); make one per process and share it.
+
+    ``scheduler``: ``"local"`` (a new LocalCluster of ``processes`` workers, default one per core), a scheduler
+    address, or ``"process"`` (threads of this process). Without Dask installed it runs in this process and says why
+    in :attr:`fallback`. The cluster starts in the background; :meth:`submit` waits for it.
+    """
+
+    def __init__(self, *, scheduler: str = "local", processes: int | None = None) -> None:
+        self.scheduler, self.processes = scheduler, processes
+        self.fallback: str | None = None
+        self.client = self.cluster = self.helper = None
+        self._error: BaseException | None = None
+        self._ready = threading.Event()
+        if scheduler == "process":
+            self.fallback = f"{SCHEDULER_VARIABLE}=process"
+        else:
+            try:
+                optional_import("distributed", purpose="simulations outside the app's server process")
+            except ModuleNotFoundError as error:
+                self.fallback = str(error)
+        if self.fallback is not None:
+            self._ready.set()
+        else:
+            threading.Thread(target=self._connect, name="fedplan-executor-start", daemon=True).start()
+
+    @classmethod
+    def from_environment(cls) -> Executor:
+        """The executor ``FEDPLAN_SCHEDULER`` names (``local`` when unset)."""
+        return cls(scheduler=os.environ.get(SCHEDULER_VARIABLE, "").strip() or "local")
+
+    def _connect(self) -> None:
+        from fedplan.planner.simulate.sweep import _dask_client
+
+        try:
+            address = self._start_helper() if self.scheduler == "local" else self.scheduler
+            self.client, self.cluster = _dask_client(address, None)
+            # the workers import the request modules while nobody waits (cold: 2-4 s each)
+            self.client.run(_warm)
+        except BaseException as error:  # handed to submit()
+            self._error = error
+        finally:
+            self._ready.set()
+
+    def _start_helper(self) -> str:
+        """Start the helper process that holds the LocalCluster (see the module docstring); its scheduler's
+        address."""
+        log = tempfile.TemporaryFile(mode="w+")
+        command = [sys.executable, "-m", __name__, "--processes", str(self.processes or os.cpu_count() or 1)]
+        self.helper = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        address = self.helper.stdout.readline().strip()
+        if not address.startswith("tcp://"):
+            log.seek(0)
+            raise ValueError("the local Dask cluster did not start: " + " ".join(log.read().split()[-60:]))
+        log.close()
+        return address
+
+    @property
+    def backend(self) -> str:
+        """Where runs go, in words."""
+        if self.fallback is not None:
+            return "threads of this process"
+        if self.scheduler == "local":
+            workers = self.processes or os.cpu_count() or 1
+            return f"a Dask LocalCluster of {workers} single-threaded worker process{'es' if workers > 1 else ''}"
+        return f"the Dask scheduler at {self.scheduler}"
+
+    def workers(self) -> int:
+        """Runs that can go at once (workers of the cluster; 1 in this process)."""
+        if self.fallback is not None:
+            return 1
+        if not self._ready.is_set() or self.client is None:
+            return self.processes or os.cpu_count() or 1
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> None:
+        """Wait for the cluster; raises ``ValueError`` (why it could not be reached) or ``TimeoutError``."""
+        if not self._ready.wait(timeout):
+            raise TimeoutError(f"the Dask cluster did not start within {timeout:.0f} s")
+        if self._error is not None:
+            raise ValueError(str(self._error)) from self._error
+
+    def submit(self, request) -> Job:
+        """Start ``request`` (a :class:`~planner.tasks.base.Request`) and return its :class:`Job` at once (after the
+        cluster is up)."""
+        started = time.perf_counter()
+        if self.fallback is not None:
+            return _ThreadJob(request, started)
+        self.wait_ready()
+        distributed = optional_import("distributed", purpose="a run on a Dask cluster")
+        name = f"fedplan-progress-{uuid.uuid4().hex}"
+        variable = distributed.Variable(name, client=self.client)
+        variable.set({"started": False, "done": 0, "total": 0})
+        future = self.client.submit(run_on_worker, request, name, pure=False,
+                                    key=f"fedplan-{type(request).__name__}-{uuid.uuid4().hex}")
+        return _DaskJob(self.client, future, variable, started)
+
+    def close(self) -> None:
+        self._ready.wait(START_TIMEOUT)
+        if self.client is not None:
+            self.client.close()
+        if self.helper is not None:
+            self.helper.stdin.close()  # the helper closes its cluster and ends
+            try:
+                self.helper.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.helper.kill()
+                self.helper.wait()
+
+
+_SHARED: Executor | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared() -> Executor:
+    """The process's one executor (:meth:`Executor.from_environment`), made on the first call: the app's sessions,
+    its tests and ``benchmarks/app_load.py`` all submit to it."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Executor.from_environment()
+        return _SHARED
+
+
+def _warm() -> None:
+    import fedplan.planner.tasks.validate  # noqa: F401 - the engines, data and models the app's runs need
+
+
+def _serve(argv=None) -> None:
+    """The helper process: a LocalCluster of ``--processes`` workers; prints its scheduler's address, then holds it
+    until its standard input closes (the executor closed, or its process ended)."""
+    from fedplan.planner.simulate.sweep import _dask_client
+
+    parser = argparse.ArgumentParser(description="a local Dask cluster for fedplan's executor")
+    parser.add_argument("--processes", type=int, default=None)
+    args = parser.parse_args(argv)
+    client, cluster = _dask_client("local", args.processes)
+    try:
+        print(cluster.scheduler_address, flush=True)
+        sys.stdin.read()
+    finally:
+        client.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    _serve()

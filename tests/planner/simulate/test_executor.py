@@ -1,0 +1,74 @@
+"""The executor that runs the app's simulations outside its process: results, refusals, progress and cancelling,
+on the Dask cluster (:func:`shared`) and in threads of this process (the fallback without Dask)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from fedplan.planner.simulate.executor import Cancelled, Executor, _Interruptible, shared
+from fedplan.planner.tasks.validate import ValidateFedsgdDpc
+
+#: A FedSGD-DPC validation of a few seconds; at ε = 1 without rounds the planner's T* = 0 is refused by name.
+SMALL = dict(mechanism="laplace", clients=5, seeds=(0,), n_samples=2000, target_epsilon=50, test_fraction=0.2,
+             rounds=2)
+
+
+def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone():
+    guard, started = _Interruptible(), threading.Event()
+    outcome = {}
+
+    def spin():
+        started.set()
+        while True:  # pure Python: only the interrupt ends it
+            pass
+
+    def work():
+        try:
+            guard.run(spin)
+        except Cancelled:
+            outcome["cancelled"] = True
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    started.wait(10)
+    guard.interrupt()
+    thread.join(30)
+    assert outcome == {"cancelled": True} and not thread.is_alive()
+    done = _Interruptible()
+    assert done.run(lambda: 42) == 42
+    done.interrupt()  # after the end: nothing raised anywhere
+    assert done.finished and not done.interrupted
+
+
+def test_a_dask_run_returns_the_same_report_as_this_process_and_refuses_with_the_same_words():
+    request = ValidateFedsgdDpc(**SMALL)
+    outcome = shared().submit(request).result(timeout=300)
+    assert outcome.pid != os.getpid() and outcome.where.startswith("tcp://")
+    local = request.run()
+    # a run depends only on its request (its wall time aside)
+    assert outcome.report.result.claims == local.result.claims and outcome.report.result.table == local.result.table
+    refused = ValidateFedsgdDpc(**{**SMALL, "target_epsilon": 1, "rounds": None})
+    with pytest.raises(ValueError) as here:
+        refused.run()
+    with pytest.raises(ValueError) as there:
+        shared().submit(refused).result(timeout=300)
+    assert str(there.value) == str(here.value) and "rounds must be given" in str(there.value)
+
+
+def test_threads_of_this_process_when_asked_report_progress_and_cancel():
+    runner = Executor(scheduler="process")
+    assert runner.fallback == "FEDPLAN_SCHEDULER=process" and runner.backend == "threads of this process"
+    job = runner.submit(ValidateFedsgdDpc(**{**SMALL, "seeds": (0, 1)}))
+    outcome = job.result(timeout=300)
+    assert job.state() == "finished" and job.progress() == (2, 2)
+    assert outcome.where == "this process" and outcome.pid == os.getpid()
+    long = runner.submit(ValidateFedsgdDpc(**{**SMALL, "n_samples": 200_000, "rounds": 200, "seeds": (0, 1, 2)}))
+    time.sleep(0.5)
+    long.cancel()
+    with pytest.raises(Cancelled):
+        long.result(timeout=60)  # the run of minutes stopped
+    assert long.state() == "cancelled" and not long.thread.is_alive()
