@@ -180,3 +180,22 @@ def test_planner_rerun_reuses_the_plan_and_its_downloads(planner, monkeypatch):
     assert not planner.exception and not planner.error and metric(planner, "Rounds") == "193"
     assert calls == ["json"]  # the cache key only
     assert [button.label for button in planner.get("download_button")][:2] == ["Download CSV", "Download JSON"]
+
+
+def test_planner_caches_a_refusal_and_a_hidden_box_keeps_its_text(planner, monkeypatch):
+    """Speed (issue 20): Zhou's T* = 0 refusal planned again on every rerun (6.6 s in the browser walk); and a box
+    the recipe hides (DP-SCD has no Clients) keeps its text for when it is drawn again."""
+    planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
+    planner.text_input(key="planner_clients").set_value("10").run()
+    message = errors(planner)
+    assert message == [refusal(Plan, recipe="fedsgd-dpc", clients=10)] and "use fewer clients" in message[0]
+    planner.selectbox(key="planner_recipe").set_value("dpscd").run()
+    assert "Clients" not in [box.label for box in planner.text_input]
+
+    def planned_again(self, **_):
+        raise AssertionError("planned again")
+
+    monkeypatch.setattr(Plan, "run", planned_again)
+    planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
+    assert not planner.exception and errors(planner) == message
+    assert planner.text_input(key="planner_clients").value == "10"
