@@ -290,7 +290,7 @@ class Executor:
             self.fallback = f"{SCHEDULER_VARIABLE}=process"
         else:
             try:
-                optional_import("distributed", purpose="simulations outside the app's server process")
+                optional_import("distributed", purpose="running simulations outside the app's server process")
             except ModuleNotFoundError as error:
                 self.fallback = str(error)
         if self.fallback is not None:

@@ -206,3 +206,22 @@ def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
     assert executing(client) == 0  # the worker stopped the run instead of finishing it
     assert [item.value for item in page.info] == ["Simulation cancelled."]
     assert not page.exception and not page.error and not page.dataframe  # no result from the cancelled run
+
+
+def test_without_dask_the_page_says_its_runs_go_to_the_server_process(monkeypatch):
+    from fedplan.planner.simulate import executor as module
+
+    def missing(name, *, purpose):
+        raise ModuleNotFoundError(f"{purpose} needs {name}, which is not installed: pip install 'fedplan[dask]'")
+
+    monkeypatch.setattr(module, "optional_import", missing)
+    monkeypatch.setattr(module, "_SHARED", None)  # the page makes its executor anew, without Dask
+    page = open_page("7_Validate.py", timeout=300)
+    box(page, "Seeds").set_value("1").run()
+    (warning,) = [item.value for item in page.warning]  # never silently in the server process
+    assert warning.startswith("Runs go to a thread of the app's server process (running simulations outside the app's "
+                              "server process needs distributed, which is not installed")
+    button(page, "Run simulation").click().run()
+    assert not page.exception and not page.error and claims(page)
+    assert any(re.fullmatch(r"This result took \d+\.\d s to compute in this process \(estimated 5\.5 s before it "
+                            r"started\)\.", text) for text in captions(page))
