@@ -61,6 +61,8 @@ def data_inputs(form: Form) -> dict | None:
 #: drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`).
 KEYS = {name: f"planner_{name}" for name in ("target_epsilon", "clients", "epochs", "batch_size")}
 RECIPE_KEY = "planner_recipe"
+#: The last request that planned: its plan stays in view under a refusal.
+LAST_KEY = "planner_last_request"
 LABELS = {"target_epsilon": "Privacy budget ε", "target_delta": "δ", "clients": "Clients",
           "epochs": "Compute budget: passes over the data (epochs)", "batch_size": "Batch size",
           "noise": "Noise", "sampling": "Sampling that runs"}
@@ -227,9 +229,16 @@ def main() -> None:
             report, refusal = planned(tuple(request.inputs().items()), request.features, request.labels, request)
         if refusal is not None:
             form.error(refusal)
+            if request.recipe == "increasing-sizes":
+                offer_nearest(request, right)
+    if report is not None:
+        st.session_state[LAST_KEY] = request
+    elif LAST_KEY in st.session_state:  # the last plan stays in view, said to be the last one
+        last = st.session_state[LAST_KEY]
+        report = planned(tuple(last.inputs().items()), last.features, last.labels, last)[0]
+        right.info("The plan below is for the last inputs that planned: correct the input marked in red (or take "
+                   "a fix above) to update it.")
     if report is None:
-        if request is not None and request.recipe == "increasing-sizes":
-            offer_nearest(request, right)
         return
     with right:
         headline_metrics(report.values)

@@ -67,7 +67,9 @@ def test_planner_bad_input_is_the_requests_message_under_its_widget(planner, box
     assert not planner.exception
     assert errors(planner) == [refusal(Plan, **{field: value})]
     assert error_under(planner, planner.text_input[box].label) == errors(planner)[0]
-    assert not planner.metric  # nothing is planned from refused input
+    # the last plan stays in view, said to be the last one (issue 20: the results stay visible)
+    assert planner.info[0].value.startswith("The plan below is for the last inputs that planned")
+    assert metric(planner, "Rounds") == "193"
 
 
 def test_planner_text_that_is_not_a_number_names_the_field(planner):
