@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,3 +101,57 @@ def test_sweep_benchmark_runs_and_every_backend_gives_the_anchor_table(tmp_path,
     assert [row["backend"] for row in rows] == ["1 process (anchor)", "2 processes"]
     assert all(row["same_table"] and row["runs"] == 60 for row in rows)
     assert "ratio" in capsys.readouterr().out
+
+
+def load_app_benchmark():
+    spec = importlib.util.spec_from_file_location("benchmark_app", ROOT / "benchmarks" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while the module executes
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_app_benchmark_scripts_every_page_with_a_return_to_an_earlier_value():
+    from fedplan.app import PAGES
+
+    benchmark = load_app_benchmark()
+    assert set(benchmark.SCENARIOS) == {name for name, _ in PAGES}
+    for name, scenario in benchmark.SCENARIOS.items():
+        timed = [step for step in scenario.steps if not isinstance(step, benchmark.Tab)]
+        assert 5 <= len(timed) <= 10, name
+        labels = [step.label for step in timed]
+        assert len(set(labels)) < len(labels), f"{name}: no widget is changed twice (no return to a value)"
+    validate = benchmark.SCENARIOS["7_Validate.py"].steps
+    assert not any("Run" in getattr(step, "label", "") for step in validate)  # never starts a simulation
+    assert benchmark.nearest_rank([5, 1, 4, 2, 3], 0.95) == 5 and benchmark.nearest_rank(list(range(1, 41)), 0.95) == 38
+    assert benchmark.nearest_rank([], 0.95) is None
+    assert benchmark.select_pages("MAPA,accountant") == ["5_MAPA.py", "1_Accountant.py"]  # in the order asked
+
+
+def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
+    """One page, one interaction, in Debian's Chromium: the table's columns and numbers (never their values)."""
+    benchmark = load_app_benchmark()
+    if not benchmark.browser.have_chromium():
+        if os.environ.get("FEDPLAN_REQUIRE_BROWSER") == "1":
+            raise RuntimeError(f"FEDPLAN_REQUIRE_BROWSER=1 but there is no Chromium at {benchmark.browser.CHROMIUM}")
+        pytest.skip("no Chromium (apt-get install chromium); .ci/run installs it")
+    output = tmp_path / "app.json"
+    assert benchmark.main(["--pages", "MAPA", "--interactions", "1", "--json", str(output)]) == 0
+    (row,) = json.loads(output.read_text())["rows"]
+    assert row["page"] == "5_MAPA.py" and row["count"] == 1 and row["missing"] == row["timeouts"] == 0
+    (step,) = row["interactions"]
+    assert step["status"] == "ok" and step["step"] == "Iterations T = 50000 [Enter]" and step["ms"] > 0
+    assert row["cold_load_s"] > 0 and row["warm_load_s"] > 0
+    assert row["interaction_median_ms"] == row["interaction_p95_ms"] == step["ms"]
+    phases = row["warm_phases"][0]
+    assert 0 < phases["app_mounted_ms"] < phases["run_started_ms"] < phases["run_finished_ms"] <= phases["painted_ms"]
+    out = capsys.readouterr().out
+    header = ("| page | first load cold (s) | first load warm (s) | interaction median (ms) | p95 (ms) | count | "
+              "missing/timeout | load < 1.5 s | p95 < 300 ms |")
+    assert header in out
+    (line,) = [line for line in out.splitlines() if line.startswith("| 5_MAPA.py |")]
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[1:5] == [f"{row['cold_load_s']:.2f}", f"{row['warm_load_s']:.2f}",
+                          f"{row['interaction_median_ms']:.0f}", f"{row['interaction_p95_ms']:.0f}"]
+    assert cells[5] == "1" and cells[6] == "0/0" and cells[7] in ("PASS", "FAIL") and cells[8] in ("PASS", "FAIL")
+    assert "load average" in out
