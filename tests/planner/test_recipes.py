@@ -78,6 +78,12 @@ def test_fedsgd_dpc_schedule_is_t_star_rounds_of_b_star_clients(request_5_client
     assert head["claimed_delta"] == 0.0
     assert head["rounds"] == 1 and result.notes[0].startswith(  # degenerate: said in plain words (issue 20)
         "A single round: at ε = 1 over 5 clients, Zhou et al.'s bound is smallest when the clients reply once.")
+    # and its bound U(1, 5) = 44.339 is above the data's Y0 = ||θ0 - θ*||² = 41.946: no progress promised
+    initial = result.schedule.metadata["constants"]["Y0"]
+    assert head["bound"] == pytest.approx(44.3393, abs=1e-4) and initial == pytest.approx(41.9464, abs=1e-4)
+    assert result.notes[1] == ("The bound after the run, E‖θ_T − θ*‖² ≤ 44.34, is not below the starting distance "
+                               "‖θ₀ − θ*‖² = 41.95 estimated from the data: the paper promises no progress for this "
+                               "plan.")
     path = write_schedule(result.schedule, tmp_path / "plan.json")
     assert load_schedule_file(path) == result.schedule
 
