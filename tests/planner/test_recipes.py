@@ -227,3 +227,24 @@ def test_fedsgd_dpc_refusals_name_the_clients_and_the_right_direction(request_5_
     with pytest.raises(ValueError, match="T\\* = 0 rounds .* over 10 clients.*raise target_epsilon or use fewer "
                                          "clients$"):
         plan("fedsgd-dpc", dataclasses.replace(request_5_clients, clients=10))
+
+
+def test_an_unused_budget_is_explained_by_what_the_calibration_did():
+    """The note used to say 'σ is the end of the range searched' whatever happened; under load the PLD calibration
+    falls back to RDP's σ (the default plan's σ 1.43113 with tight ε 0.8043 instead of 1.27439 with 0.99996)."""
+    from types import SimpleNamespace
+
+    from fedplan.planner.recipes import _unused_note
+
+    fallback = SimpleNamespace(fallback_reason="PLD did not finish within the time budget of 30 s; RDP answer "
+                               "reported", accountant="rdp", bound="upper bound", range_note=None)
+    assert _unused_note(0.1957, 1.43113, fallback) == (
+        "The tight ε is 19.6 % below the target: σ = 1.43113 is the RDP upper bound calibration (PLD did not finish "
+        "within the time budget of 30 s; RDP answer reported). Planning again when the server is less busy may give "
+        "a smaller σ.")
+    at_end = SimpleNamespace(fallback_reason=None, range_note="noise_multiplier = 1e+07 is the end of its range")
+    assert _unused_note(0.5, 1e7, at_end) == ("The tight ε is 50.0 % below the target: noise_multiplier = 1e+07 is "
+                                              "the end of its range")
+    jump = SimpleNamespace(fallback_reason=None, range_note=None)
+    assert _unused_note(0.02, 3.0, jump) == ("The tight ε is 2.0 % below the target: the tight ε jumps past the "
+                                             "target just below σ = 3, the smallest σ it certifies.")
