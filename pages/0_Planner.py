@@ -194,11 +194,6 @@ def nearest_plans(fields: tuple, _request: Plan) -> dict:
     return _request.nearest()
 
 
-def set_box(key: str, text: str) -> None:
-    """A one-click fix: the box's new text (set before the rerun draws it)."""
-    st.session_state[key] = text
-
-
 def offer_nearest(request: Plan, right) -> None:
     """Under a refused increasing-sizes plan: a button per input whose nearest value has a plan (the others held),
     and one to switch to DP-SCD, whose plan needs no schedule of the paper's form."""
@@ -207,12 +202,12 @@ def offer_nearest(request: Plan, right) -> None:
     right.markdown("**The nearest plans that exist** (one click sets the box; the other inputs stay):")
     for name, value in found.items():
         text = str(value) if isinstance(value, int) else number_text(value, 3)
-        right.button(f"Set {LABELS[name]} to {text}", key=f"nearest_{name}", on_click=set_box,
+        right.button(f"Set {LABELS[name]} to {text}", key=f"nearest_{name}", on_click=st.session_state.__setitem__,
                      args=(KEYS[name], text))
     if not found:
         right.write("No single input reaches a plan of this recipe (the others held): change two, or the recipe.")
-    right.button(f"Switch the recipe to {RECIPES['dpscd'][0]}", key="nearest_recipe", on_click=set_box,
-                 args=(RECIPE_KEY, "dpscd"))
+    right.button(f"Switch the recipe to {RECIPES['dpscd'][0]}", key="nearest_recipe",
+                 on_click=st.session_state.__setitem__, args=(RECIPE_KEY, "dpscd"))
 
 
 def main() -> None:
