@@ -105,10 +105,6 @@ def fedsgd_request(form: Form, seeds: int | None) -> ValidateFedsgdDpc | None:
     return form.build(seeds=tuple(range(seeds)), test_fraction=TEST_FRACTION)
 
 
-def _set_one_round() -> None:
-    st.session_state[ROUNDS_KEY] = "1"
-
-
 def time_estimate(request) -> str:
     """The run's size and the time estimated before it starts (the estimate behind the time limit)."""
     updates, because = simulated_updates(request)
@@ -347,7 +343,8 @@ def main() -> None:
                     progress.progress(1.0, text=f"done in {outcome.seconds:.1f} s")
                     report = outcome.report
                 elif isinstance(request, ValidateFedsgdDpc) and request.rounds is None:
-                    st.button("Set rounds T = 1 (the smallest run)", on_click=_set_one_round)
+                    st.button("Set rounds T = 1 (the smallest run)", on_click=st.session_state.__setitem__,
+                              args=(ROUNDS_KEY, "1"))
     with right:
         if cancel:
             st.info("Simulation cancelled.")
