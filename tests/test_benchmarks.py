@@ -125,6 +125,11 @@ def test_app_benchmark_scripts_every_page_with_a_return_to_an_earlier_value():
     assert not any("Run" in getattr(step, "label", "") for step in validate)  # never starts a simulation
     assert benchmark.nearest_rank([5, 1, 4, 2, 3], 0.95) == 5 and benchmark.nearest_rank(list(range(1, 41)), 0.95) == 38
     assert benchmark.nearest_rank([], 0.95) is None
+    steps = [{"step": "tab", "status": "shown", "ms": None}, {"step": "fast", "status": "ok", "ms": 100.0},
+             {"step": "slow", "status": "ok", "ms": 400.0, "to_run_ms": 5.0, "run_ms": 300.0, "paint_ms": 95.0},
+             {"step": "same value", "status": "no rerun", "ms": None}]
+    assert benchmark.slow_steps([{"page": "p.py", "interactions": steps}]) == [
+        "  p.py: same value: no rerun", "  p.py: slow: 400 ms (input to run 5, run 300, finished to painted 95)"]
     assert benchmark.select_pages("MAPA,accountant") == ["5_MAPA.py", "1_Accountant.py"]  # in the order asked
 
 
