@@ -245,9 +245,22 @@ def _rendered(key: str, _schedule) -> dict[str, tuple[str | None, str | None]]:
     return texts
 
 
+#: A download button's label per export format: short, so that six fit in a row ("Download opacus" was cut).
+FORMAT_LABELS = {"csv": "CSV", "json": "JSON", "yaml": "YAML", "opacus": "Opacus", "flower": "Flower",
+                 "tf-privacy": "TF-Privacy"}
+
+
+def download_name(stem: str, fmt: str) -> str:
+    """The file a format downloads to: ``stem.csv`` for fedplan's own formats, ``stem_opacus.py`` for a library's
+    (the Opacus and TF-Privacy files are both Python: one name would overwrite the other)."""
+    own = fmt in ("csv", "json", "yaml")
+    return f"{stem}{'' if own else '_' + fmt.replace('-', '_')}{SUFFIXES[fmt][0]}"
+
+
 def downloads(schedule, stem: str) -> None:
     """A download per format the plan runs in; the formats it does not, with the reason (rendered once per
     schedule: :func:`_rendered`)."""
+    st.caption("Download the plan as:")
     columns, refused = st.columns(len(FORMATS)), []
     texts = _rendered(render(schedule, "json"), schedule)
     for column, fmt in zip(columns, FORMATS, strict=True):
@@ -255,7 +268,6 @@ def downloads(schedule, stem: str) -> None:
         if refusal is not None:
             refused.append(f"{fmt}: {refusal}")
             continue
-        column.download_button(f"Download {fmt.upper() if fmt in ('csv', 'json', 'yaml') else fmt}", text,
-                               file_name=f"{stem}{SUFFIXES[fmt][0]}")
+        column.download_button(FORMAT_LABELS[fmt], text, file_name=download_name(stem, fmt))
     if refused:
         st.caption("Not offered: " + "; ".join(refused))

@@ -60,8 +60,9 @@ def test_planner_page_renders_the_schedule_and_a_chart(app_url, tmp_path):
         assert "193" in rounds.inner_text()
         page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=30_000)  # hypotheses, schedule
         page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=30_000)
-        page.get_by_text("Download CSV").wait_for(timeout=30_000)  # the buttons render after the chart
-        assert page.get_by_text("Download CSV").count() == 1
+        csv = page.locator('[data-testid="stDownloadButton"] button', has_text="CSV")
+        csv.first.wait_for(timeout=30_000)  # the buttons render after the chart
+        assert csv.count() == 1
         assert page.locator('[data-testid="stException"]').count() == 0
         page.screenshot(path=str(tmp_path / "planner.png"), full_page=True)
         chromium.close()

@@ -7,7 +7,7 @@ import pytest
 import fedplan
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.practice import DPSGD
-from tests.pages.helpers import error_under, errors, open_page, refusal
+from tests.pages.helpers import capture_downloads, error_under, errors, open_page, refusal
 
 
 @pytest.fixture
@@ -29,8 +29,16 @@ def test_the_defaults_answer_both_questions_with_the_libraries_configurations(pa
     assert shown[4] == ("Noise multiplier σ (tight)", f"{federated['noise_multiplier']:.6g}")
     assert shown[6] == ("Rounds", "200") and shown[7] == ("Guarantee", "per client")
     labels = [button.label for button in page.get("download_button")]
-    assert labels == ["Download CSV", "Download JSON", "Download YAML", "Download opacus", "Download tf-privacy",
-                      "Download CSV", "Download JSON", "Download YAML", "Download flower"]
+    assert labels == ["CSV", "JSON", "YAML", "Opacus", "TF-Privacy", "CSV", "JSON", "YAML", "Flower"]
+
+
+def test_each_download_has_its_own_file_name(monkeypatch):
+    # the Opacus and TF-Privacy files are both .py: one name (fedplan_dp-sgd.py) made one overwrite the other
+    files = capture_downloads(monkeypatch)
+    open_page("8_DP_SGD_and_federated.py")
+    assert {"fedplan_dp-sgd_opacus.py", "fedplan_dp-sgd_tf_privacy.py", "fedplan_dp-sgd.csv"} <= set(files)
+    assert "OPACUS" in files["fedplan_dp-sgd_opacus.py"]().upper()
+    assert "compute_dp_sgd_privacy_statement" in files["fedplan_dp-sgd_tf_privacy.py"]()
 
 
 def test_a_noise_multiplier_gives_its_epsilon_and_a_user_bound(page):

@@ -25,7 +25,7 @@ def test_planner_answers_the_default_question_with_a_schedule_and_downloads(plan
     assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]  # one row per change: every round
     assert set(planner.dataframe[0].value["check"]) == {"holds"}
     labels = [button.label for button in planner.get("download_button")]
-    assert labels == ["Download CSV", "Download JSON", "Download YAML", "Download opacus"]
+    assert labels == ["CSV", "JSON", "YAML", "Opacus"]
 
 
 def test_planner_switches_recipe_and_budget(planner):
@@ -181,7 +181,7 @@ def test_planner_rerun_reuses_the_plan_and_its_downloads(planner, monkeypatch):
     planner.run()
     assert not planner.exception and not planner.error and metric(planner, "Rounds") == "193"
     assert calls == ["json"]  # the cache key only
-    assert [button.label for button in planner.get("download_button")][:2] == ["Download CSV", "Download JSON"]
+    assert [button.label for button in planner.get("download_button")][:2] == ["CSV", "JSON"]
 
 
 def test_planner_caches_a_refusal_and_a_hidden_box_keeps_its_text(planner, monkeypatch):
