@@ -168,14 +168,19 @@ def curve_chart(curve: EpsilonCurve) -> dict:
                             ).to_dict()
 
 
-def schedule_section(result) -> None:
+def schedule_section(result, *, current: bool) -> None:
+    """The ε curve, the phases and the downloads; no downloads when the plan shown is not for the current inputs
+    (a refused input keeps the last plan in view: exporting it would run other inputs than the boxes show)."""
     schedule = result.schedule
     if result.epsilon_curve is not None:
         st.vega_lite_chart(curve_chart(result.epsilon_curve), width="stretch")
     phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240)
-    downloads(schedule, f"fedplan_{result.recipe}")
+    if current:
+        downloads(schedule, f"fedplan_{result.recipe}")
+    else:
+        st.caption("Downloads come back when the inputs plan again: the plan shown is for earlier inputs.")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -218,7 +223,7 @@ def main() -> None:
     left, right = st.columns([1, 2])
     with left:
         form, request = request_inputs()
-    report = None
+    report, current = None, True
     if request is not None:
         with right, st.spinner("Planning…"):
             report, refusal = planned(tuple(request.inputs().items()), request.features, request.labels, request)
@@ -229,7 +234,7 @@ def main() -> None:
     if report is not None:
         st.session_state[LAST_KEY] = request
     elif LAST_KEY in st.session_state:  # the last plan stays in view, said to be the last one
-        last = st.session_state[LAST_KEY]
+        last, current = st.session_state[LAST_KEY], False
         report = planned(tuple(last.inputs().items()), last.features, last.labels, last)[0]
         right.info("The plan below is for the last inputs that planned: correct the input marked in red (or take "
                    "a fix above) to update it.")
@@ -240,7 +245,7 @@ def main() -> None:
         notes(report.values)
         st.caption(report.statement)
         hypotheses_table(report.values)
-        schedule_section(report.result)
+        schedule_section(report.result, current=current)
         st.caption("Next: check a plan against its bound on the **Validate by simulation** page (sidebar).")
 
 

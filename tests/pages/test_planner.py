@@ -70,6 +70,9 @@ def test_planner_bad_input_is_the_requests_message_under_its_widget(planner, box
     # the last plan stays in view, said to be the last one (issue 20: the results stay visible)
     assert planner.info[0].value.startswith("The plan below is for the last inputs that planned")
     assert metric(planner, "Rounds") == "193"
+    # ... but it cannot be downloaded: the export would run other inputs than the boxes show
+    assert not planner.get("download_button")
+    assert any(line.value.startswith("Downloads come back when the inputs plan again") for line in planner.caption)
 
 
 def test_planner_text_that_is_not_a_number_names_the_field(planner):
