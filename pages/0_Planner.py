@@ -178,7 +178,9 @@ def schedule_section(result, *, current: bool) -> None:
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240)
     if current:
-        downloads(schedule, f"fedplan_{result.recipe}")
+        if "flower" not in downloads(schedule, f"fedplan_{result.recipe}"):
+            st.caption("For Flower, plan per client (clients, clients per round, rounds) on the **DP-SGD and "
+                       "federated** page (sidebar): these recipes protect one example or add Laplace noise.")
     else:
         st.caption("Downloads come back when the inputs plan again: the plan shown is for earlier inputs.")
 

@@ -257,11 +257,11 @@ def download_name(stem: str, fmt: str) -> str:
     return f"{stem}{'' if own else '_' + fmt.replace('-', '_')}{SUFFIXES[fmt][0]}"
 
 
-def downloads(schedule, stem: str) -> None:
+def downloads(schedule, stem: str) -> tuple[str, ...]:
     """A download per format the plan runs in; the formats it does not, with the reason (rendered once per
-    schedule: :func:`_rendered`)."""
+    schedule: :func:`_rendered`). Returns the formats offered."""
     st.caption("Download the plan as:")
-    columns, refused = st.columns(len(FORMATS)), []
+    columns, refused, offered = st.columns(len(FORMATS)), [], []
     texts = _rendered(render(schedule, "json"), schedule)
     for column, fmt in zip(columns, FORMATS, strict=True):
         text, refusal = texts[fmt]
@@ -269,5 +269,7 @@ def downloads(schedule, stem: str) -> None:
             refused.append(f"{fmt}: {refusal}")
             continue
         column.download_button(FORMAT_LABELS[fmt], text, file_name=download_name(stem, fmt))
+        offered.append(fmt)
     if refused:
         st.caption("Not offered: " + "; ".join(refused))
+    return tuple(offered)

@@ -26,6 +26,9 @@ def test_planner_answers_the_default_question_with_a_schedule_and_downloads(plan
     assert set(planner.dataframe[0].value["check"]) == {"holds"}
     labels = [button.label for button in planner.get("download_button")]
     assert labels == ["CSV", "JSON", "YAML", "Opacus"]
+    # no Flower export for a per-example plan: the page says where a client-level plan for Flower is made
+    assert any("For Flower, plan per client" in line.value and "DP-SGD and federated" in line.value
+               for line in planner.caption)
 
 
 def test_planner_switches_recipe_and_budget(planner):
