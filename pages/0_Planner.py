@@ -176,7 +176,7 @@ def schedule_section(result, *, current: bool) -> None:
         st.vega_lite_chart(curve_chart(result.epsilon_curve), width="stretch")
     phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
                            for start, length, values in schedule.phases()])
-    st.dataframe(phases, hide_index=True, height=240)
+    st.dataframe(phases, hide_index=True, height=240 if len(phases) > 6 else "auto")  # no empty rows under a short one
     if current:
         if "flower" not in downloads(schedule, f"fedplan_{result.recipe}"):
             st.caption("For Flower, plan per client (clients, clients per round, rounds) on the **DP-SGD and "
