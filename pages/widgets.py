@@ -29,6 +29,7 @@ from fedplan.planner.tasks.base import Option, Progress, Report, Request, option
 #: ``r0 = 0.37 at …``); a ``give …`` message names its fields further on.
 _FIRST_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MISSING = re.compile(r"\(missing ([^)]*)\)")
 #: What st.markdown (and st.caption, st.write of a string) reads as markup: emphasis, code, links, math, tables.
 _MARKUP = re.compile(r"([\\`*_\[\]<>#|~$])")
 
@@ -77,12 +78,17 @@ def parse(name: str, option: Option, text: str, *, optional: bool = False) -> An
 
 def named_field(message: str, names: Sequence[str]) -> str | None:
     """The field among ``names`` that an error message is about: its first word, or for ``give …`` messages the
-    first of ``names`` the message mentions; None if it names none of them."""
+    first of ``names`` its "(missing …)" part names (the box left empty), else the first it mentions; None if it
+    names none of them."""
     first = _FIRST_WORD.match(message)
     if first and first.group(1) in names:
         return first.group(1)
     if message.startswith("give "):
-        return next((word for word in _WORDS.findall(message) if word in names), None)
+        missing = _MISSING.search(message)
+        for part in ((missing.group(1),) if missing else ()) + (message,):
+            found = next((word for word in _WORDS.findall(part) if word in names), None)
+            if found is not None:
+                return found
     return None
 
 

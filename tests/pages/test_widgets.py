@@ -48,9 +48,11 @@ def test_defaults_are_shown_as_users_type_them():
     ("r0 = 0.367879 at sigma = 0.5 violates (16)'s hypotheses", "r0"),
     ("give exactly one of noise_to_sensitivity, noise_std; got none", "noise_std"),
     ("no noise multiplier in [1.2, 200] makes the paper's claim reach δ", None),
+    # the Accountant with Steps T empty: under the empty box, not under the first one listed (sample_rate)
+    ("give a schedule file, or all of sample_rate, noise_multiplier, steps (missing steps)", "steps"),
 ])
 def test_an_error_is_shown_under_the_field_it_names(message, field):
-    assert named_field(message, ["clients", "upload_epsilon", "r0", "noise_std"]) == field
+    assert named_field(message, ["clients", "upload_epsilon", "r0", "noise_std", "sample_rate", "steps"]) == field
 
 
 def test_literal_text_renders_as_typed():
