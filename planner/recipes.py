@@ -190,12 +190,14 @@ def _unused_note(unused: float, sigma: float, calibration) -> str:
     calibration fell back to another accountant (its reason), σ is at the end of its range (the calibration's
     ``range_note``), or the tight ε jumps past the target just below σ."""
     share = f"The tight ε is {100 * unused:.1f} % below the target"
+    if calibration.range_note:  # σ at the end of its range: no accountant would give a smaller one
+        note = calibration.range_note
+        return f"{share}: {note[0].lower() + note[1:] if note[1:2].islower() else note}"
     if calibration.fallback_reason:
+        busy = (" Planning again when the server is less busy may give a smaller σ."
+                if "time budget" in calibration.fallback_reason else "")
         return (f"{share}: σ = {sigma:g} is the {accountant_label(calibration.accountant, calibration.bound)} "
-                f"calibration ({calibration.fallback_reason}). Planning again when the server is less busy may give "
-                "a smaller σ.")
-    if calibration.range_note:
-        return f"{share}: {calibration.range_note}"
+                f"calibration ({calibration.fallback_reason}).{busy}")
     return f"{share}: the tight ε jumps past the target just below σ = {sigma:g}, the smallest σ it certifies."
 
 

@@ -136,7 +136,8 @@ def test_a_per_user_plan_states_both_guarantees_in_every_export(tmp_path):
 def test_a_target_the_noise_range_cannot_spend_is_explained():
     huge = fedplan.federated(clients=10, clients_per_round=5, rounds=5, target_epsilon=1e9)
     assert huge["noise_multiplier"] == 0.01 and huge["unused_budget"] > 0.99
-    assert huge["note"].startswith("the tight ε is 100.0 % below the target: σ = 0.01 is the end of the range")
+    assert huge["note"] == ("The tight ε is 100.0 % below the target: every noise_multiplier in its range meets the "
+                            "target: even the end of the range, 0.01, spends only ε = 200007 of 1e+09.")
     assert "note" not in fedplan.dp_sgd(dataset_size=1000, batch_size=10, epochs=1, target_epsilon=3).values
 
 

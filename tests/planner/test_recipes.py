@@ -245,6 +245,14 @@ def test_an_unused_budget_is_explained_by_what_the_calibration_did():
     at_end = SimpleNamespace(fallback_reason=None, range_note="noise_multiplier = 1e+07 is the end of its range")
     assert _unused_note(0.5, 1e7, at_end) == ("The tight ε is 50.0 % below the target: noise_multiplier = 1e+07 is "
                                               "the end of its range")
+    # a target above PLD's limit at the end of the range (target 1e9, σ = 0.01): the range is the reason, not the
+    # RDP answer, and nothing suggests that a less busy server would help
+    both = SimpleNamespace(fallback_reason="target ε 1e+09 is above 100000; RDP answer reported", accountant="rdp",
+                           bound="upper bound", range_note="Every σ in its range meets the target")
+    assert _unused_note(0.999, 0.01, both) == ("The tight ε is 99.9 % below the target: every σ in its range meets "
+                                               "the target")
+    beyond = SimpleNamespace(**{**vars(both), "range_note": None})
+    assert "less busy" not in _unused_note(0.999, 0.01, beyond)
     jump = SimpleNamespace(fallback_reason=None, range_note=None)
     assert _unused_note(0.02, 3.0, jump) == ("The tight ε is 2.0 % below the target: the tight ε jumps past the "
                                              "target just below σ = 3, the smallest σ it certifies.")
