@@ -25,6 +25,7 @@ worker, which takes the next run at once.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import ctypes
 import os
@@ -136,30 +137,31 @@ def run_on_worker(request, progress_name: str) -> Outcome | None:
     return Outcome(report, seconds, worker.address, os.getpid(), cpu)
 
 
-class Job:
-    """One submitted request: :meth:`state`, :meth:`progress`, :meth:`result`, :meth:`cancel`."""
+class Job(abc.ABC):
+    """One submitted request: :meth:`state`, :meth:`progress`, :meth:`result`, :meth:`cancel` (abstract: a Dask
+    future or a thread of this process implements them)."""
 
     def __init__(self, started: float) -> None:
         self.submitted = started
 
+    @abc.abstractmethod
     def state(self) -> str:
         """``queued`` (waiting for a free worker), ``running``, ``finished`` (result or error) or ``cancelled``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def progress(self) -> tuple[int, int]:
         """(done, total) of the run's last ``progress`` call; (0, 0) before the first."""
-        raise NotImplementedError
 
     def done(self) -> bool:
         return self.state() in ("finished", "cancelled")
 
+    @abc.abstractmethod
     def result(self, timeout: float | None = None) -> Outcome:
         """The :class:`Outcome` (waits up to ``timeout`` seconds); the request's own ``ValueError`` is raised here."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def cancel(self) -> None:
         """Stop the run (at once if queued, within a fraction of a second if running); idempotent."""
-        raise NotImplementedError
 
 
 class _DaskJob(Job):
