@@ -91,13 +91,8 @@ class Select:
 
 
 @dataclass(frozen=True)
-class Radio:
+class Radio(Select):
     """Click the option ``option`` (its full text) of the radio labelled ``label``."""
-    label: str
-    option: str
-
-    def name(self) -> str:
-        return f"{self.label} -> {self.option}"
 
 
 @dataclass(frozen=True)
@@ -279,11 +274,11 @@ def widget(page, step):
     """The locator of the widget a step acts on."""
     if isinstance(step, Text):
         return text_box(page, step.label)
+    if isinstance(step, Radio):  # before Select: a Radio is a Select
+        return _visible(page.get_by_role("radiogroup", name=step.label, exact=True))
     if isinstance(step, Select):
         return _visible(page.locator('[data-testid="stSelectbox"] input').and_(page.get_by_label(step.label,
                                                                                                  exact=True)))
-    if isinstance(step, Radio):
-        return _visible(page.get_by_role("radiogroup", name=step.label, exact=True))
     if isinstance(step, Check):
         return _visible(page.locator('[data-testid="stCheckbox"]').filter(
             has=page.get_by_label(step.label, exact=True)))
@@ -297,6 +292,13 @@ def act(page, step, found, wait_ms: float) -> int:
         found.fill(step.value)
         mark = page.evaluate("window.__fpArm()")
         found.press(step.key)
+        return mark
+    if isinstance(step, Radio):  # before Select: a Radio is a Select
+        option = found.locator('[data-testid="stRadioOption"]').filter(
+            has=page.get_by_text(step.option, exact=True)).first
+        option.wait_for(timeout=wait_ms)
+        mark = page.evaluate("window.__fpArm()")
+        option.click()
         return mark
     if isinstance(step, Select):
         dropdown = page.locator('[data-testid="stSelectboxVirtualDropdown"] [role="option"]')
@@ -313,13 +315,6 @@ def act(page, step, found, wait_ms: float) -> int:
             raise LookupError(f"no option starting {step.option!r}")
         mark = page.evaluate("window.__fpArm()")
         dropdown.nth(index).click()
-        return mark
-    if isinstance(step, Radio):
-        option = found.locator('[data-testid="stRadioOption"]').filter(
-            has=page.get_by_text(step.option, exact=True)).first
-        option.wait_for(timeout=wait_ms)
-        mark = page.evaluate("window.__fpArm()")
-        option.click()
         return mark
     mark = page.evaluate("window.__fpArm()")
     found.locator("label").first.click()

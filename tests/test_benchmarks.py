@@ -13,9 +13,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_accounting", ROOT / "benchmarks" / "accounting.py")
+def load_benchmark(name: str = "accounting"):
+    """``benchmarks/<name>.py`` by its path (an installed ``benchmarks`` package would shadow the folder)."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while the module executes
     spec.loader.exec_module(module)
     return module
 
@@ -35,19 +37,11 @@ def test_accounting_benchmark_runs_and_agrees_with_dp_accounting(tmp_path, capsy
     assert "speed ratio against dp-accounting's PLD σ calibration" in out and "answers looser" in out
 
 
-def load_sampling_benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_sampling", ROOT / "benchmarks" / "sampling.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up while the module executes
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_sampling_benchmark_references_are_dp_accountings_own_numbers():
     from dp_accounting.rdp import rdp_privacy_accountant
     from scipy import stats
 
-    benchmark = load_sampling_benchmark()
+    benchmark = load_benchmark("sampling")
     for draws, steps in ((10, 100), (100, 10_000), (1000, 100)):
         sensitivities, probs = benchmark.binomial_mixture(draws, 10_000, steps)
         law, tail, top = stats.binom(draws, 1e-4), 1e-24 / steps, len(sensitivities) - 1
@@ -64,7 +58,7 @@ def test_sampling_benchmark_references_are_dp_accountings_own_numbers():
 
 
 def test_sampling_benchmark_runs_every_sampling_and_agrees_with_dp_accounting(tmp_path, capsys):
-    benchmark = load_sampling_benchmark()
+    benchmark = load_benchmark("sampling")
     assert len(benchmark.CASES) == 7
     output = tmp_path / "epsilon.json"
     assert benchmark.main(["--epsilon-point", "0.001,8,100", "--no-calibration", "--json", str(output)]) == 0
@@ -103,18 +97,10 @@ def test_sweep_benchmark_runs_and_every_backend_gives_the_anchor_table(tmp_path,
     assert "ratio" in capsys.readouterr().out
 
 
-def load_app_benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_app", ROOT / "benchmarks" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while the module executes
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_app_benchmark_scripts_every_page_with_a_return_to_an_earlier_value():
     from fedplan.app import PAGES
 
-    benchmark = load_app_benchmark()
+    benchmark = load_benchmark("app")
     assert set(benchmark.SCENARIOS) == {name for name, _ in PAGES}
     for name, scenario in benchmark.SCENARIOS.items():
         timed = [step for step in scenario.steps if not isinstance(step, benchmark.Tab)]
@@ -135,7 +121,7 @@ def test_app_benchmark_scripts_every_page_with_a_return_to_an_earlier_value():
 
 def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
     """One page, one interaction, in Debian's Chromium: the table's columns and numbers (never their values)."""
-    benchmark = load_app_benchmark()
+    benchmark = load_benchmark("app")
     if not benchmark.browser.have_chromium():
         if os.environ.get("FEDPLAN_REQUIRE_BROWSER") == "1":
             raise RuntimeError(f"FEDPLAN_REQUIRE_BROWSER=1 but there is no Chromium at {benchmark.browser.CHROMIUM}")
