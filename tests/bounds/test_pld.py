@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -240,3 +241,55 @@ def test_sides_in_two_threads_are_the_sides_in_one(monkeypatch):
             a, b = getattr(mine, side), getattr(reference, side)
             assert a._lower_loss == b._lower_loss and np.array_equal(a._probs, b._probs)
             assert a._infinity_mass == b._infinity_mass
+
+
+def _dp_accounting_pairwise(segments, spacing: float, relation: str = "ADD_OR_REMOVE_ONE"):
+    """The reference: dp-accounting's own PLDs, composed pairwise with its ``compose`` and ``self_compose``."""
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import privacy_loss_distribution as dp_pld
+
+    total = None
+    for q, sigma, steps in segments:
+        part = dp_pld.from_gaussian_mechanism(standard_deviation=sigma, sampling_prob=q,
+                                              value_discretization_interval=spacing,
+                                              neighboring_relation=NeighboringRelation[relation])
+        part = part.self_compose(steps) if steps > 1 else part
+        total = part if total is None else total.compose(part)
+    return total
+
+
+#: A sample size that grows every round (van Dijk's schedules), a repeated segment, and a multi-step one.
+GROWING = [(0.001 * (1 + k / 4), 1.3, 1) for k in range(40)] + [(0.02, 1.3, 25), (0.002, 0.9, 3)]
+
+
+@pytest.mark.parametrize("relation", ["ADD_OR_REMOVE_ONE", "REPLACE_ONE"])  # asymmetric and symmetric PLDs
+def test_one_pass_composition_of_distinct_segments_is_dp_accountings_pairwise(relation):
+    spacing, delta = 1e-4, 1e-6
+    step = functools.partial(pld._single_step, neighboring_relation=relation.lower())
+    ours = pld.composed_pld(GROWING, spacing, lambda q, s, h: step(q, s, h))
+    theirs = _dp_accounting_pairwise(GROWING, spacing, relation)
+    ours_epsilon, theirs_epsilon = pld.epsilon_for_delta(ours, delta), theirs.get_epsilon_for_delta(delta)
+    # one truncation instead of 42: never above dp-accounting's (less mass at +∞), equal up to rounding
+    assert ours_epsilon <= theirs_epsilon + 1e-12
+    assert ours_epsilon == pytest.approx(theirs_epsilon, rel=1e-9)
+    for epsilon in (0.1, 0.5, 1.0):  # δ differs by the 41 truncations' mass at +∞ (≤ 41 × 1e-15)
+        ours_delta, theirs_delta = pld.delta_for_epsilon(ours, epsilon), theirs.get_delta_for_epsilon(epsilon)
+        assert theirs_delta - 5e-14 <= ours_delta <= theirs_delta + 1e-18
+
+
+def test_every_prefix_of_a_one_pass_composition_is_that_prefix_composed_alone():
+    spacing, delta = 2e-4, 1e-6
+    prefixes = pld.composed_prefixes(GROWING, spacing)
+    assert len(prefixes) == len(GROWING)
+    for k in (0, 1, 7, 39, 40, 41):
+        alone = _dp_accounting_pairwise(GROWING[:k + 1], spacing)
+        assert pld.epsilon_for_delta(prefixes[k], delta) == pytest.approx(alone.get_epsilon_for_delta(delta),
+                                                                          rel=1e-9)
+
+
+def test_windows_of_one_part_are_dp_accountings_self_convolve_bounds():
+    from dp_accounting.pld import common
+
+    probs = np.asarray(pld._single_step(0.05, 0.8, 1e-3)._pmf_remove.to_dense_pmf()._probs)
+    for steps in (2, 100, 5_000):
+        assert pld._windows([(probs, steps)], 1e-15) == [common.compute_self_convolve_bounds(probs, steps, 1e-15)]
