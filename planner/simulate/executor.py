@@ -41,7 +41,7 @@ from typing import Any
 
 from fedplan.planner.extras import optional_import
 
-__all__ = ["Cancelled", "Executor", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
+__all__ = ["Cancelled", "Executor", "Interruptible", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
 
 #: The environment variable naming where an app's runs go: ``local`` (default), ``tcp://HOST:PORT`` or ``process``.
 SCHEDULER_VARIABLE = "FEDPLAN_SCHEDULER"
@@ -67,7 +67,7 @@ class Outcome:
     cpu_seconds: float = 0.0
 
 
-class _Interruptible:
+class Interruptible:
     """Runs a function in the calling thread; :meth:`interrupt` from any other thread raises :class:`Cancelled`
     inside it, unless it has already returned."""
 
@@ -112,7 +112,7 @@ def run_on_worker(request, progress_name: str) -> Outcome | None:
     worker = distributed.get_worker()
     key = worker.get_current_task()
     variable = distributed.Variable(progress_name)
-    guard, stop = _Interruptible(), threading.Event()
+    guard, stop = Interruptible(), threading.Event()
 
     def watch() -> None:
         while not stop.wait(WATCH_SECONDS):
@@ -229,7 +229,7 @@ class _DaskJob(Job):
 class _ThreadJob(Job):
     def __init__(self, request, started: float) -> None:
         super().__init__(started)
-        self.guard, self.finished = _Interruptible(), threading.Event()
+        self.guard, self.finished = Interruptible(), threading.Event()
         self.last, self.running, self.cancelled = (0, 0), False, False
         self.outcome: Outcome | None = None
         self.error: BaseException | None = None

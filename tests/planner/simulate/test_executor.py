@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fedplan.planner.simulate.executor import Cancelled, Executor, _Interruptible, shared
+from fedplan.planner.simulate.executor import Cancelled, Executor, Interruptible, shared
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc
 
 #: A FedSGD-DPC validation of a few seconds; at ε = 1 without rounds the planner's T* = 0 is refused by name.
@@ -18,7 +18,7 @@ SMALL = dict(mechanism="laplace", clients=5, seeds=(0,), n_samples=2000, target_
 
 
 def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone():
-    guard, started = _Interruptible(), threading.Event()
+    guard, started = Interruptible(), threading.Event()
     outcome = {}
 
     def spin():
@@ -38,7 +38,7 @@ def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone()
     guard.interrupt()
     thread.join(30)
     assert outcome == {"cancelled": True} and not thread.is_alive()
-    done = _Interruptible()
+    done = Interruptible()
     assert done.run(lambda: 42) == 42
     done.interrupt()  # after the end: nothing raised anywhere
     assert done.finished and not done.interrupted

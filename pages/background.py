@@ -1,0 +1,163 @@
+"""Work a page should not freeze for: computed in a thread of the server while the page stays live (issue 20).
+
+A page asks :func:`answer` for the value of a computation under a key (the request's fields). A value already
+computed, or computed within :func:`inline_wait` seconds (0.25 s; ``FEDPLAN_INLINE_WAIT`` sets it, the page tests
+set it long so that one script run shows the answer), comes back at once. Otherwise :func:`answer` returns None
+after drawing where it is called a progress line with the elapsed time and an estimate (the time the last
+computation of the same kind took), and a Cancel button, in a fragment that redraws itself every
+:data:`POLL_SECONDS` and reruns the page when the value is ready. The script run that started the work ends at
+once, so the page's other widgets answer while it runs.
+
+The work is shared by the server's sessions (two users asking for the same plan wait for one computation) and kept
+for :data:`KEPT` keys, errors included (a refused request is refused again at once). A session that moves on to
+another key, or presses Cancel, stops the work it no longer wants unless another session waits for it too:
+:class:`~fedplan.planner.simulate.executor.Interruptible` raises ``Cancelled`` in its thread, which stops it within
+a fraction of a second.
+
+Threads, not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes seconds,
+and behind a simulation on a busy cluster it would wait minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from fedplan.planner.simulate.executor import Cancelled, Interruptible
+
+#: Seconds between two redraws of the progress line.
+POLL_SECONDS = 0.3
+#: Computations kept (finished or not), the oldest finished ones forgotten first.
+KEPT = 64
+#: Default seconds a script run waits for a value before it shows progress instead.
+INLINE_WAIT = 0.25
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fedplan-page-work")
+_LOCK = threading.Lock()
+
+
+@dataclass
+class _Work:
+    future: Future
+    guard: Interruptible
+    started: float
+    sessions: set[str] = field(default_factory=set)
+
+
+_WORK: OrderedDict[Hashable, _Work] = OrderedDict()
+#: Seconds the last finished computation of each kind took (the estimate shown while the next one runs).
+_LAST_SECONDS: dict[str, float] = {}
+
+
+def inline_wait() -> float:
+    """Seconds a script run waits for a value before it shows progress (``FEDPLAN_INLINE_WAIT``, default 0.25)."""
+    text = os.environ.get("FEDPLAN_INLINE_WAIT", "").strip()
+    return float(text) if text else INLINE_WAIT
+
+
+def _session() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    context = get_script_run_ctx()
+    return context.session_id if context is not None else "no session"
+
+
+def _start(compute: Callable[[], Any], kind: str) -> _Work:
+    guard = Interruptible()
+
+    def task() -> Any:
+        started = time.perf_counter()
+        value = guard.run(compute)
+        _LAST_SECONDS[kind] = time.perf_counter() - started
+        return value
+
+    return _Work(_POOL.submit(task), guard, time.perf_counter())
+
+
+def _wanted(work: _Work | None) -> bool:
+    """Whether ``work`` can still give its value (it was not cancelled)."""
+    if work is None:
+        return False
+    if not work.future.done():
+        return True
+    return not isinstance(work.future.exception(), Cancelled)
+
+
+def _release(key: Hashable, session: str) -> None:
+    """``session`` no longer waits for ``key``: stop the work if nobody else does."""
+    with _LOCK:
+        work = _WORK.get(key)
+        if work is None:
+            return
+        work.sessions.discard(session)
+        if not work.sessions and not work.future.done():
+            work.guard.interrupt()
+            del _WORK[key]
+
+
+def _forget_old() -> None:
+    finished = [key for key, work in _WORK.items() if work.future.done()]
+    for key in finished[:max(0, len(_WORK) - KEPT)]:
+        del _WORK[key]
+
+
+def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) -> Any | None:
+    """``compute()``'s value for ``key``, or None while it is being computed (see the module docstring); an
+    exception ``compute`` raised is raised here. ``kind`` names the computation (one estimate and one Cancel button
+    per kind on a page), ``label`` is what the progress line says is being done ("Planning")."""
+    session, mine = _session(), f"background_{kind}"
+    if st.session_state.get(f"{mine}_cancelled") == key:
+        st.info(f"{label} stopped. Change an input to start again.")
+        if st.button(f"{label}: start again", key=f"{mine}_again"):
+            st.session_state.pop(f"{mine}_cancelled", None)
+            st.rerun()
+        return None
+    previous = st.session_state.get(mine)
+    if previous is not None and previous != key:
+        _release(previous, session)
+    st.session_state[mine] = key
+    with _LOCK:
+        work = _WORK.get(key)
+        if not _wanted(work):
+            work = _WORK[key] = _start(compute, kind)
+        _WORK.move_to_end(key)
+        work.sessions.add(session)
+        _forget_old()
+    try:
+        return work.future.result(timeout=inline_wait())
+    except FutureTimeout:
+        pass
+    _progress(key, work, session, kind=kind, label=label)
+    return None
+
+
+def _progress(key: Hashable, work: _Work, session: str, *, kind: str, label: str) -> None:
+    mine = f"background_{kind}"
+    estimate = _LAST_SECONDS.get(kind)
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def poll() -> None:
+        if work.future.done() or _WORK.get(key) is not work:
+            st.rerun()
+        elapsed = time.perf_counter() - work.started
+        if estimate:
+            text = f"{label}… {elapsed:.1f} s, about {estimate:.1f} s in all (the last one took that long)"
+            share = min(elapsed / estimate, 0.99)
+        else:
+            text, share = f"{label}… {elapsed:.1f} s (the first one on this server: no estimate yet)", 0.0
+        st.progress(share, text=text)
+        if st.button("Cancel", key=f"{mine}_cancel"):
+            st.session_state[f"{mine}_cancelled"] = key
+            _release(key, session)
+            st.rerun()
+
+    poll()

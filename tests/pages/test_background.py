@@ -1,0 +1,108 @@
+"""pages/background.py: work a page does not freeze for (issue 20). A script run that would wait longer than the
+inline wait shows progress and ends; the value appears on a later run; Cancel and a changed input stop the work."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import types
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+
+def page(key_text: str = "a") -> None:  # the script AppTest runs (its source, so imports inside)
+    import sys
+
+    import streamlit as st
+
+    from fedplan.pages.background import answer
+
+    shared = sys.modules["fedplan_background_test"]
+    key = st.text_input("Key", key_text)
+    try:
+        value = answer(("test", key), lambda: shared.compute(key), kind="test", label="Computing")
+    except ValueError as refused:
+        st.error(str(refused))
+    else:
+        if value is not None:
+            st.markdown(f"value {value}")
+
+
+@pytest.fixture
+def shared(monkeypatch):
+    """What the script's computation does: wait for its key's event (set by the test), then answer or raise."""
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0.05")
+    state = types.SimpleNamespace(release={}, finished=[], started=[])
+
+    def compute(key: str):
+        state.started.append(key)
+        event = state.release.setdefault(key, threading.Event())
+        while not event.wait(0.01):
+            pass
+        if key.startswith("bad"):
+            raise ValueError(f"Key must not start with 'bad', got {key!r}")
+        state.finished.append(key)
+        return key.upper()
+
+    state.compute = compute
+    monkeypatch.setitem(sys.modules, "fedplan_background_test", state)
+    yield state
+    for event in state.release.values():
+        event.set()
+
+
+def _until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def _markdown(app: AppTest) -> list[str]:
+    return [element.value for element in app.markdown]
+
+
+def test_a_slow_value_shows_progress_then_the_value_on_a_later_run(shared):
+    app = AppTest.from_function(page, args=("slow1",), default_timeout=30).run()
+    assert not app.exception
+    assert len(app.get("progress")) == 1 and "Computing" in app.get("progress")[0].proto.text
+    assert not any(text.startswith("value") for text in _markdown(app))
+    shared.release.setdefault("slow1", threading.Event()).set()
+    _until(lambda: "slow1" in shared.finished)
+    app.run()
+    assert "value SLOW1" in _markdown(app) and len(app.get("progress")) == 0
+    # known now: a new session gets it at once, computed once for both
+    again = AppTest.from_function(page, args=("slow1",), default_timeout=30).run()
+    assert "value SLOW1" in _markdown(again) and shared.started.count("slow1") == 1
+
+
+def test_a_refusal_is_raised_to_the_page_and_kept(shared):
+    shared.release.setdefault("bad1", threading.Event()).set()
+    app = AppTest.from_function(page, args=("bad1",), default_timeout=30)
+    app.run()
+    _until(lambda: shared.started.count("bad1") == 1)
+    time.sleep(0.1)
+    app.run()
+    assert [element.value for element in app.error] == ["Key must not start with 'bad', got 'bad1'"]
+    assert shared.started.count("bad1") == 1  # the refusal is kept, not computed again
+
+
+def test_cancel_stops_the_work_and_says_how_to_start_again(shared):
+    app = AppTest.from_function(page, args=("slow2",), default_timeout=30).run()
+    _until(lambda: "slow2" in shared.started)
+    app.button(key="background_test_cancel").click().run()
+    assert any("Computing stopped" in element.value for element in app.info)
+    shared.release.setdefault("slow2", threading.Event()).set()
+    time.sleep(0.3)
+    assert "slow2" not in shared.finished  # Cancelled was raised inside the computation's thread
+
+
+def test_a_changed_input_stops_the_work_nobody_waits_for(shared):
+    app = AppTest.from_function(page, args=("slow3",), default_timeout=30).run()
+    _until(lambda: "slow3" in shared.started)
+    app.text_input[0].set_value("slow4").run()
+    shared.release.setdefault("slow3", threading.Event()).set()
+    time.sleep(0.3)
+    assert "slow3" not in shared.finished and "slow4" in shared.started
