@@ -17,13 +17,14 @@ from fedplan.planner.tasks import (
     simulate_papers,
     sweep,
     validate,
+    validate_plan,
     vandijk,
 )
 
 TASKS = (*plan.TASKS, *practice.TASKS, *accounting.TASKS, *vandijk.TASKS, *fedsgd_dpc.TASKS, *adp2sgd.TASKS,
          *mapa.TASKS,
          *damaskinos.TASKS, *simulate.TASKS,
-         *simulate_papers.TASKS, *validate.TASKS, *sweep.TASKS)
+         *simulate_papers.TASKS, *validate.TASKS, *validate_plan.TASKS, *sweep.TASKS)
 
 GROUPS = {
     ("calibrate",): "solve for one parameter given a target (ε, δ)",

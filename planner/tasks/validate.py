@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from fedplan.planner.plan_validation import SeedRounds
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, choice, count, real
 from fedplan.planner.tasks.simulate import (
@@ -47,6 +48,7 @@ class ValidateVandijk(_Validation, VandijkPlanInputs):
 
     command: ClassVar = ("validate", "vandijk")
     summary: ClassVar = "a van Dijk plan: spent vs planned epsilon, delays vs Lemma 3"
+    progress_unit: ClassVar = "rounds"
 
     learning_rate: float = learning_rate_field(0.15, help="η0 of the step size η_t = η0/(1+βt) (Table 2, L1852)")
     decay: float = real(0.001, help="β of η_t = η0/(1+βt) or η0/(1+β√t)", low=0.0)
@@ -67,10 +69,12 @@ class ValidateVandijk(_Validation, VandijkPlanInputs):
         return per_client * runs, f"{given} × clients={self.clients} × {len(self.seeds)} seeds"
 
     def run(self, *, progress=None) -> Report:
+        """Progress is per round over all seeds (a bar moves within the first seed, :class:`SeedRounds`)."""
         plan = self.plan(learning_rate=self.learning_rate, decay=self.decay, step_rule=self.step_rule)
+        counter = SeedRounds(progress, plan.realised_rounds, len(self.seeds))
         return claims_report(validate_vandijk_plan(plan=plan, dataset=self.data(self.seeds[0]), clients=self.clients,
                                                    clipping_norm=self.clipping_norm, seeds=self.seeds,
-                                                   on_run=progress))
+                                                   on_run=counter.seed_done, progress=counter.round_done))
 
 
 @dataclass(frozen=True, kw_only=True)

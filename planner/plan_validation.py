@@ -1,0 +1,215 @@
+"""Validate exactly a planner's plan: its exported :class:`~fedplan.planner.schedule.Schedule` run on the backing
+engine on a few seeds, its claims checked (``fedplan validate plan``, the planner page's "Validate this plan").
+
+:func:`planner.validate.validate_vandijk_plan` and :func:`~planner.validate.validate_fedsgd_dpc` validate the
+paper's parameters; here every number of the run comes from the plan's schedule, nothing is planned again:
+
+* van Dijk et al. (recipe ``increasing-sizes``, :func:`validate_vandijk_schedule`): each round's sample size s_i,
+  the noise multiplier σ the tight accountant calibrated (not the paper's σ), the sampling the plan accounted
+  (``privacy["sampling"]``) over clients of the plan's N_c records (``privacy["dataset_size"]``), the step sizes of
+  the schedule (or η_t = η0/(1 + βt) from ``learning_rate`` and ``decay`` where it has none: the plan does not
+  choose them, van Dijk Table 2 L1852). The run's ledger accounts its releases by RDP at the plan's δ (an upper
+  bound, fast and free of the PLD accountant's time budget, whose fallback under load would make the same releases
+  read differently): the spent ε ≤ the RDP ε of the plan's schedule (the run made no more releases than planned),
+  and the plan's own tight ε ≤ the budget (van Dijk Theorems 3, 4/6 bound privacy only); convergence at Lemma 3's
+  rate (L725) is NO GUARANTEE, naming the hypotheses the run violates.
+* Zhou et al. (recipe ``fedsgd-dpc``, :func:`validate_fedsgd_dpc_schedule`): the plan's T* rounds of b* clients with
+  its Laplace scale, clipping ξ₁ and constants (its ``metadata["constants"]``, whose regularisation the model
+  keeps), the theory's step sizes η_t = 2/(μ(t + γ)) (zhou Theorem 3, L298): E‖θ_t − θ*‖² against U(t, b*)
+  (Theorems 3-4, L298, L314, the plan's bound at t = T*), the spent ε against the plan's.
+
+Progress is reported per round over all seeds (:class:`SeedRounds`), so that a bar moves within the first seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedplan.bounds import accounting
+from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.bounds.validation import check_int
+from fedplan.planner.schedule import Schedule
+from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
+from fedplan.planner.simulate.problem import make_problem
+from fedplan.planner.simulate.records import _accountant_for, merge_releases
+from fedplan.planner.simulate.vandijk import SAMPLINGS as VANDIJK_SAMPLINGS
+from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
+from fedplan.planner.validate import (
+    ValidationReport,
+    _claim,
+    _curve_rows,
+    _delay_rows,
+    _lemma3_claim,
+    _seeds,
+    _spent_claim,
+)
+from fedplan.planner.vandijk import round_step_sizes
+
+__all__ = ["ENGINES", "SeedRounds", "engine_of", "validate_fedsgd_dpc_schedule", "validate_schedule",
+           "validate_vandijk_schedule"]
+
+#: The recipes of :data:`planner.recipes.RECIPES` whose plan runs on an engine here, and the engine's name.
+ENGINES = {"increasing-sizes": "van Dijk et al.'s Algorithms 1-4 (planner.simulate.vandijk)",
+           "fedsgd-dpc": "Zhou et al.'s FedSGD-DPC (planner.simulate.fedsgd_dpc)"}
+
+
+class SeedRounds:
+    """``progress(done, total)`` in rounds over every seed: the engine's ``progress(rounds done)`` of the current seed
+    shifted by the rounds of the seeds before it (:meth:`seed_done`, the validations' ``on_run``)."""
+
+    def __init__(self, progress, rounds: int, seeds: int):
+        self.progress, self.rounds, self.total = progress, rounds, rounds * seeds
+        self.offset = 0
+
+    def round_done(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress(self.offset + done, self.total)
+
+    def seed_done(self, done: int, total: int) -> None:
+        self.offset = done * self.rounds
+        self.round_done(0)
+
+
+def engine_of(schedule: Schedule) -> str:
+    """The recipe whose engine runs ``schedule``: ``increasing-sizes`` (per-round sample sizes and a Gaussian noise
+    multiplier) or ``fedsgd-dpc`` (clients per round and a Laplace scale); ``ValueError`` for any other plan."""
+    columns = set(schedule.change_points[0][1])
+    if {"sample_size", "noise_multiplier"} <= columns and schedule.privacy.get("mechanism") == "gaussian":
+        return "increasing-sizes"
+    if {"clients_per_round", "laplace_scale"} <= columns:
+        return "fedsgd-dpc"
+    raise ValueError(f"schedule must be a plan of one of the recipes {', '.join(ENGINES)} (sample_size and "
+                     "noise_multiplier, or clients_per_round and laplace_scale per round); got the columns "
+                     f"{', '.join(sorted(columns))}: no engine runs this plan")
+
+
+def _each_seed(seeds, run, progress: SeedRounds):
+    runs = []
+    for seed in seeds:
+        runs.append(run(seed))
+        progress.seed_done(len(runs), len(seeds))
+    return tuple(runs)
+
+
+def _clients_of_the_plan(dataset: Dataset, clients: int, client_size: int) -> None:
+    examples = dataset.X_train.shape[0]
+    if examples // clients != client_size:
+        raise ValueError(f"clients must split the plan's {examples} examples into its clients of N_c = {client_size} "
+                         f"records; got clients = {clients} ({examples // clients} records each): give the plan's "
+                         "clients")
+
+
+def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, clipping_norm: float,
+                              learning_rate: float, decay: float = 0.0, step_rule: str = "inverse", seeds=(0,),
+                              progress=None, **run_options) -> ValidationReport:
+    """Run an increasing-sizes plan's schedule on ``seeds`` (module docstring); ``dataset`` is the plan's data (all
+    of it trains: accuracy is on the training data) over ``clients`` of the plan's N_c records each.
+
+    ``learning_rate``, ``decay`` and ``step_rule`` give η̄_i (:func:`~planner.vandijk.round_step_sizes`) where the
+    schedule has no ``learning_rate``. ``progress(done, total)`` is called per round over all seeds.
+    """
+    seeds = _seeds(seeds)
+    privacy = schedule.privacy
+    sampling = privacy.get("sampling")
+    if sampling not in VANDIJK_SAMPLINGS:
+        raise ValueError(f"sampling must be one the van Dijk engine executes ({', '.join(VANDIJK_SAMPLINGS)}) to "
+                         f"validate this plan; the plan accounts {sampling!r}: plan again with one of them")
+    client_size = int(privacy["dataset_size"])
+    _clients_of_the_plan(dataset, clients, client_size)
+    rows = schedule.rows()
+    sizes = [int(row["sample_size"]) for row in rows]
+    if "learning_rate" not in rows[0]:
+        steps = round_step_sizes(sizes, learning_rate=learning_rate, decay=decay, rule=step_rule)
+        schedule = Schedule(rounds=schedule.rounds, change_points=tuple(
+            (index, {**row, "learning_rate": step}) for index, (row, step) in enumerate(zip(
+                [{key: value for key, value in row.items() if key != "round"} for row in rows], steps, strict=True))),
+            metadata=schedule.metadata, statement=schedule.statement, privacy=privacy)
+    problem = make_problem(dataset=dataset, clients=clients, seed=seeds[0], scheme="sizes",
+                           sizes=[client_size] * clients, with_optimum=False)
+    inputs = inputs_from_schedule(schedule, problem.client_sizes)
+    delta, relation = privacy["delta"], privacy["neighboring_relation"]
+    accountant, _ = _accountant_for(sampling, relation, "rdp")
+    counter = SeedRounds(progress, schedule.rounds, len(seeds))
+    runs = _each_seed(seeds, lambda seed: run_vandijk(
+        problem=problem, **inputs, clipping_norm=clipping_norm, seed=seed, delta=delta, accountant=accountant,
+        sampling=sampling, progress=counter.round_done, **run_options), counter)
+    planned = accounting.get_epsilon(
+        segments=merge_releases([(row["sample_rate"], row["noise_multiplier"]) for row in rows]), delta=delta,
+        accountant=accountant, sampling=sampling, neighboring_relation=relation,
+        dataset_size=None if sampling == "poisson" else client_size)
+    where = f"both {accountant.upper()} at delta = {delta:.4g}, {sampling} sampling executed and accounted"
+    claims = (
+        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned.epsilon,
+                     "bounds.accounting on the executed releases vs the plan's schedule", where),
+        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
+               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
+               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
+        _lemma3_claim(runs, sizes, clients),
+    )
+    table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
+    notes = (f"The plan's schedule ran as exported: {schedule.rounds} rounds, s_i = {min(sizes)}..{max(sizes)}, "
+             f"noise multiplier {inputs['noise_multiplier'][0]:g}, {clients} clients of N_c = {client_size}; all "
+             "the plan's data train, so accuracy is on the training data.",)
+    return ValidationReport(algorithm="vandijk-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=notes)
+
+
+def validate_fedsgd_dpc_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds=(0,), progress=None,
+                                 **run_options) -> ValidationReport:
+    """Run a fedsgd-dpc plan's schedule on ``seeds`` (module docstring) over ``clients`` of ``dataset``, the plan's
+    data: E‖θ_t − θ*‖² per round against U(t, b*) with the plan's constants and noise, the spent ε against the
+    plan's. ``progress(done, total)`` is called per round over all seeds."""
+    seeds = _seeds(seeds)
+    constants = schedule.metadata["constants"]
+    if check_int("clients", clients, low=1) != constants["clients"]:
+        raise ValueError(f"clients must be the plan's {constants['clients']} (its constants and noise are for "
+                         f"{constants['clients']} clients); got {clients}")
+    rows = schedule.rows()
+    b = int(rows[0]["clients_per_round"])
+    scales = [float(row["laplace_scale"]) for row in rows]
+    zproblem = zhou.Problem(
+        num_clients=constants["clients"], model_dim=constants["dim"],
+        client_sizes=tuple(float(size) for size in constants["client_sizes"]), strong_convexity=constants["mu"],
+        smoothness=constants["lam"], gradient_bound=constants["G"], heterogeneity=constants["Gamma"],
+        initial_distance=constants["Y0"], local_gradient_std=tuple(constants["Lambda_i"]))
+    problem = make_problem(dataset=dataset, clients=clients, seed=seeds[0], model=constants["model"],
+                           regularization=constants["regularization"], with_optimum=True)
+    steps = [zhou.step_size(problem=zproblem, t=t) for t in range(schedule.rounds)]
+    counter = SeedRounds(progress, schedule.rounds, len(seeds))
+    runs = _each_seed(seeds, lambda seed: run_fedsgd_dpc(
+        problem=problem, rounds=schedule.rounds, clients_per_round=b, step_sizes=steps, mechanism="laplace",
+        clipping_norm=constants["xi1"], noise_scale=scales, selection="uniform", seed=seed,
+        progress=counter.round_done, **run_options), counter)
+    per_client = np.asarray(schedule.metadata["noise"]["scale"], dtype=float)  # Laplace variance 2s² (zhou L298)
+    noise = zhou.aggregated_noise_variance(problem=zproblem, variances=2.0 * per_client**2, clients_per_round=b)
+
+    def bound_at(t: float):
+        return zhou.bound_terms(problem=zproblem, rounds=t, clients_per_round=b, noise_variance=noise, sample_rate=1.0)
+
+    final = bound_at(schedule.rounds)
+    mean_final = float(np.mean([run.final["dist_sq"] for run in runs]))
+    claims = (
+        _claim("E||theta_T - theta*||^2 <= U(T, b)", mean_final, final.total, "<=", final.source,
+               f"mean over {len(seeds)} seeds, the plan's T = {schedule.rounds}, b = {b}",
+               hypotheses=final.hypotheses),
+        _spent_claim("spent epsilon <= the plan's epsilon", runs, schedule.privacy["epsilon"],
+                     "basic composition on the replies made vs the plan's privacy block"),
+    )
+    table = _curve_rows(runs, "dist_sq", lambda index: bound_at(index + 1).total)
+    notes = (f"The plan's schedule ran as exported: T = {schedule.rounds} rounds of b = {b} clients, Laplace scale "
+             f"{scales[0]:.4g}, clipping xi1 = {constants['xi1']:.4g}, the plan's constants (U(T, b) = "
+             f"{final.total:.5g}).",)
+    return ValidationReport(algorithm="fedsgd-dpc-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=notes, hypotheses=tuple(final.hypotheses))
+
+
+def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds, progress=None,
+                      **vandijk_options) -> ValidationReport:
+    """The validation of ``schedule`` by the engine of its recipe (:func:`engine_of`); ``vandijk_options``
+    (clipping_norm, learning_rate, decay, step_rule) go to the van Dijk engine only."""
+    if engine_of(schedule) == "increasing-sizes":
+        return validate_vandijk_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
+                                         progress=progress, **vandijk_options)
+    return validate_fedsgd_dpc_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
+                                        progress=progress)

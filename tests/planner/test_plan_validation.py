@@ -1,0 +1,127 @@
+"""planner.plan_validation and ``fedplan validate plan``: exactly a plan's schedule on its engine, progress per round.
+
+The van Dijk schedule is written here by hand (sizes 10..29, σ = 2, N_c = 1000), so every expected number is computed
+independently: the ε of its releases by dp-accounting's RDP accountant, the step sizes η0/(1 + βt) by hand. The Zhou
+plan is the planner's default (ε = 1, 5 clients of 10 000 synthetic examples), whose printed bound U(1, 5) = 44.339
+test_recipes pins.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fedplan.planner.cli import main
+from fedplan.planner.datasets import synthetic_logistic
+from fedplan.planner.export import write_schedule
+from fedplan.planner.plan_validation import engine_of, validate_vandijk_schedule
+from fedplan.planner.schedule import Schedule
+from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.tasks.plan import Plan
+from fedplan.planner.tasks.validate import ValidateVandijk
+from fedplan.planner.tasks.validate_plan import ValidatePlan
+
+SIZES = list(range(10, 30))
+SIGMA = 2.0
+PRIVACY = {"mechanism": "gaussian", "unit": "example", "sampling": "poisson", "neighboring_relation":
+           "add_or_remove_one", "dataset_size": 1000, "delta": 1e-5, "epsilon": 0.9, "accountant": "pld",
+           "bound": "tight", "target_epsilon": 1.0}
+
+
+def vandijk_schedule(**privacy) -> Schedule:
+    rows = [{"sample_size": size, "sample_rate": size / 1000, "noise_multiplier": SIGMA} for size in SIZES]
+    return Schedule.from_rows(rows, privacy={**PRIVACY, **privacy})
+
+
+@pytest.fixture(scope="module")
+def data() -> Dataset:
+    X, y = synthetic_logistic(2000, 4, seed=0)
+    return Dataset(name="synthetic", task="binary", X_train=X, y_train=y, X_test=X[:0], y_test=y[:0])
+
+
+def test_a_vandijk_schedule_runs_as_written_with_progress_in_rounds_over_the_seeds(data):
+    from dp_accounting import dp_event, rdp
+
+    calls = []
+    report = validate_vandijk_schedule(schedule=vandijk_schedule(), dataset=data, clients=2, clipping_norm=0.5,
+                                       learning_rate=0.2, decay=0.01, seeds=(0, 1),
+                                       progress=lambda done, total: calls.append((done, total)))
+    executed = report.runs[0].executed.rows()
+    assert [row["sample_size"] for row in executed] == SIZES and {row["noise_multiplier"] for row in executed} == {2.0}
+    starts = np.concatenate(([0], np.cumsum(SIZES)[:-1]))
+    assert [row["learning_rate"] for row in executed] == pytest.approx(list(0.2 / (1 + 0.01 * starts)), rel=1e-12)
+    assert all(run.config["sampling"] == "poisson" and run.config["client_sizes"] == [1000, 1000]
+               for run in report.runs)
+    # the bar moves within the first seed: one call per round of each seed, in rounds over both seeds
+    assert calls[0] == (1, 40) and calls[19] == (20, 40) and calls[-1] == (40, 40)
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:], strict=False))
+    same, budget, lemma3 = report.claims
+    accountant = rdp.RdpAccountant()  # dp-accounting's RDP, independent of fedplan's composition
+    for size in SIZES:
+        accountant.compose(dp_event.PoissonSampledDpEvent(size / 1000, dp_event.GaussianDpEvent(SIGMA)))
+    assert same.verdict == "PASS" and same.predicted == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-3)
+    assert same.simulated == pytest.approx(same.predicted, rel=1e-12)  # the run made exactly the planned releases
+    assert budget.verdict == "PASS" and (budget.simulated, budget.predicted) == (0.9, 1.0)
+    assert lemma3.verdict == "NO GUARANTEE" and not report.passed
+
+
+def test_a_plan_over_its_budget_fails_and_the_wrong_clients_or_engine_are_refused_by_name(data):
+    over = validate_vandijk_schedule(schedule=vandijk_schedule(epsilon=1.2), dataset=data, clients=2,
+                                     clipping_norm=0.5, learning_rate=0.2, seeds=(0,))
+    assert over.claims[1].verdict == "FAIL"
+    with pytest.raises(ValueError, match=r"^clients must split the plan's 2000 examples into its clients of N_c = "
+                                         r"1000 records; got clients = 3 \(666 records each\)"):
+        validate_vandijk_schedule(schedule=vandijk_schedule(), dataset=data, clients=3, clipping_norm=0.5,
+                                  learning_rate=0.2)
+    with pytest.raises(ValueError, match="^sampling must be one the van Dijk engine executes .* got|accounts "
+                                         "'fixed_size'"):
+        validate_vandijk_schedule(schedule=vandijk_schedule(sampling="fixed_size"), dataset=data, clients=2,
+                                  clipping_norm=0.5, learning_rate=0.2)
+    dpscd = Schedule.from_rows([{"sample_rate": 0.01, "batch_size": 16, "noise_multiplier": 1.0}] * 3,
+                               privacy=PRIVACY)
+    with pytest.raises(ValueError, match="^schedule must be a plan of one of the recipes increasing-sizes, "
+                                         "fedsgd-dpc .* no engine runs this plan$"):
+        engine_of(dpscd)
+
+
+@pytest.fixture(scope="module")
+def zhou_plan():
+    return Plan(recipe="fedsgd-dpc").run().result.schedule
+
+
+def test_the_zhou_plan_runs_its_own_rounds_clients_noise_and_bound(zhou_plan):
+    calls = []
+    report = ValidatePlan(plan_schedule=zhou_plan, seeds=(0, 1)).run(progress=lambda *call: calls.append(call))
+    bound, spent = report.result.claims
+    assert bound.predicted == pytest.approx(44.339, abs=5e-4)  # the plan's U(T*, b*), test_recipes' number
+    assert bound.verdict == "PASS" and spent.verdict == "PASS" and spent.simulated == 1.0
+    scale = zhou_plan.change_points[0][1]["laplace_scale"]
+    for run in report.result.runs:
+        assert run.config["rounds"] == 1 and run.config["clients_per_round"] == 5
+        assert run.executed.rows()[0]["noise_scale"] == scale  # the plan's Laplace scale, not recalibrated
+        assert run.config["regularization"] == 0.001  # the plan's constants' model
+    assert calls == [(1, 2), (1, 2), (2, 2), (2, 2)]  # each round of each seed, then its seed's end
+
+
+def test_validate_plan_on_the_command_line_reads_the_exported_plan(zhou_plan, tmp_path, capsys):
+    path = write_schedule(zhou_plan, tmp_path / "plan.json")
+    code = main(["validate", "plan", "--schedule", str(path), "--seeds", "0", "--json"])
+    output = json.loads(capsys.readouterr().out)
+    assert code == 0 and [claim["verdict"] for claim in output["claims"]] == ["PASS", "PASS"]
+    assert output["claims"][0]["predicted"] == pytest.approx(44.339, abs=5e-4)
+    code = main(["validate", "plan", "--schedule", str(path), "--clients", "4"])
+    assert code == 2 and capsys.readouterr().err == ("fedplan: error: clients must be the plan's 5 (its constants and "
+                                                     "noise are for 5 clients); got 4\n")
+
+
+def test_validate_vandijk_reports_progress_within_a_seed():
+    """The Validate page's bar stayed at 0 % through the first seed: progress came once per seed."""
+    calls = []
+    request = ValidateVandijk(initial_size=16, client_size=10_000, grad_computations=3000, noise_multiplier=8,
+                              target_epsilon=1, r0="1/e", variant="paper", learning_rate=0.2, no_pld=True, clients=2,
+                              clipping_norm=0.5, n_samples=22_000, n_features=4, seeds=(0, 1))
+    request.run(progress=lambda *call: calls.append(call))
+    rounds = calls[-1][1] // 2
+    assert rounds > 1 and calls[0] == (1, 2 * rounds) and (rounds // 2, 2 * rounds) in calls
