@@ -12,6 +12,10 @@ Only the inputs the chosen recipe reads are drawn (:data:`~fedplan.planner.recip
 van Dijk recipe refuses gets the nearest values that plan, one click each (:meth:`Plan.nearest`); a degenerate plan
 (one round, a bound that promises nothing, a budget left unused) is said in words beside its numbers; the ε chart
 is the headline's accountant, named. Plans, their downloads and the chart are cached on the request.
+
+Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
+:class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,
+Cancel, claims and charts of the Validate page (:mod:`fedplan.pages.plan_validation`); a recipe no engine runs says so.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
+from fedplan.pages.plan_validation import validation_section
 from fedplan.pages.widgets import Form, downloads
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
+from fedplan.planner.plan_validation import ENGINES
 from fedplan.planner.recipes import RECIPE_INPUTS, RECIPES, EpsilonCurve
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.base import Report
 from fedplan.planner.tasks.plan import Plan
+from fedplan.planner.tasks.validate_plan import ValidatePlan
 from fedplan.planner.uploads import UPLOAD_SUFFIXES, dataset_from_upload
 
 st.set_page_config(page_title="fedplan: planner", layout="wide")
@@ -217,6 +224,49 @@ def offer_nearest(request: Plan, right) -> None:
                  on_click=st.session_state.__setitem__, args=(RECIPE_KEY, "dpscd"))
 
 
+#: Seeds the "Validate this plan" section runs at most (the default plan's 2 seeds take about 11 s on 2 cores).
+MAX_SEEDS = 5
+#: Where the section keeps its last result (with the key of the plan and inputs that produced it).
+VALIDATION_KEY = "planner_validation"
+
+
+def validate_section(request: Plan, result, *, current: bool) -> None:
+    """"Validate this plan": the backing simulation of exactly the plan shown (its schedule, data and clients) on the
+    app's executor, its claims and curves against the plan's bound; for a recipe without an engine, one sentence. A
+    plan shown for earlier inputs has no Run button, and a result of other inputs is marked out of date."""
+    st.subheader("Validate this plan")
+    if result.recipe not in ENGINES:
+        st.caption(f"No simulation engine runs a plan of this recipe ({RECIPES[result.recipe][0]}): validation "
+                   f"by simulation covers {' and '.join(RECIPES[name][0] for name in ENGINES)}.")
+        return
+    st.caption(f"Runs the plan's own schedule (rounds, sample sizes, noise, clients and data as shown) on "
+               f"{ENGINES[result.recipe]} with every example training, at most {MAX_SEEDS} seeds, and checks the "
+               "plan's claims.")
+    left, right = st.columns([1, 2])
+    with left:
+        form = Form(ValidatePlan)
+        seeds = form.count("seeds", "Seeds to run", "2", low=1, high=MAX_SEEDS,
+                           help=f"how many seeds to run (0, 1, …), at most {MAX_SEEDS} here")
+        if result.recipe == "increasing-sizes":  # the plan fixes neither the step sizes nor the clipping norm
+            form.field("learning_rate", "Learning rate η₀ (η_t = η₀/(1 + βt))")
+            form.field("decay", "Decay β")
+            form.field("clipping_norm", "Clipping norm C")
+        validation = None
+        if current and seeds is not None:
+            validation = form.build(plan_schedule=result.schedule, dataset=request.dataset,
+                                    n_samples=request.n_samples, n_features=request.n_features,
+                                    features=request.features, labels=request.labels, clients=request.clients,
+                                    seeds=tuple(range(seeds)))
+        elif not current:
+            st.caption("Validation comes back when the inputs plan again: the plan shown is for earlier inputs.")
+        else:
+            form.show_problems()
+    key = None if validation is None else (tuple(request.inputs().items()), tuple(validation.inputs().items()))
+    validation_section(validation, key, state_key=VALIDATION_KEY, controls=left, output=right,
+                       on_error=form.error, button="Validate this plan",
+                       file_stem=f"fedplan_{result.recipe}_validation")
+
+
 def main() -> None:
     st.title("fedplan: plan a private federated run")
     st.caption("State your budget, data and compute; pick a recipe from the papers; get what to run, calibrated so "
@@ -248,7 +298,7 @@ def main() -> None:
         st.caption(report.statement)
         hypotheses_table(report.values)
         schedule_section(report.result, current=current)
-        st.caption("Next: check a plan against its bound on the **Validate by simulation** page (sidebar).")
+    validate_section(st.session_state[LAST_KEY], report.result, current=current)
 
 
 main()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.plan import Plan
-from tests.pages.helpers import ROOT, charts, error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import ROOT, capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
 
 @pytest.fixture
@@ -148,7 +151,8 @@ def test_planner_shows_only_the_inputs_the_recipe_reads(planner):
     assert "This recipe does not use: Clients." in [caption.value for caption in planner.caption]
     planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
     assert not planner.exception and not planner.error
-    assert [box.label for box in planner.text_input] == ["Privacy budget ε", "Examples", "Features", "Clients"]
+    assert [box.label for box in planner.text_input] == ["Privacy budget ε", "Examples", "Features", "Clients",
+                                                         "Seeds to run"]  # the last: "Validate this plan"
     assert [radio.label for radio in planner.radio] == ["Data"] and len(planner.selectbox) == 1
     assert ("This recipe does not use: δ, Compute budget: passes over the data (epochs), Batch size, Noise, "
             "Sampling that runs.") in [caption.value for caption in planner.caption]
@@ -207,3 +211,77 @@ def test_planner_caches_a_refusal_and_a_hidden_box_keeps_its_text(planner, monke
     planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
     assert not planner.exception and errors(planner) == message
     assert planner.text_input(key="planner_clients").value == "10"
+
+
+# --- "Validate this plan" (issue 20, item 1): the backing simulation of exactly the plan shown
+
+def validation_captions(page) -> list[str]:
+    return [caption.value for caption in page.caption]
+
+
+def test_validate_this_plan_runs_the_plan_shown_and_says_whether_it_meets_its_claims(planner, monkeypatch):
+    """Before: the home page ended with "check a plan ... on the Validate page", which ran the paper's σ (7.554), not
+    the plan's; now the plan's own schedule runs (its σ, its 193 rounds, its 5 clients of 10 000 examples)."""
+    files = capture_downloads(monkeypatch)
+    planner.run()  # the plan's downloads, recorded
+    plan = json.loads(files["fedplan_increasing-sizes.json"]())
+    sigma = plan["change_points"][0]["noise_multiplier"]
+    assert metric(planner, "Noise multiplier σ (tight)") == f"{sigma:.4g}"
+    estimate = ("This run: about 252,020 client updates (the plan's 25202 gradients per client × clients=5 × 2 seeds), "
+                "estimated at up to 11 s")
+    assert any(text.startswith(estimate) for text in validation_captions(planner))
+    planner.button(key="planner_validation_run").click().run()
+    assert not planner.exception and not planner.error
+    verdict = planner.info[-1].value  # NO GUARANTEE: Lemma 3's delay hypothesis fails (the plan claims no rate)
+    assert verdict == ("NO GUARANTEE: 2 of 3 claims pass; 'E||w_t - w*||^2 <= Lemma 3's rate' is NO GUARANTEE: a "
+                       "hypothesis of its theorem fails, so the bound promises nothing.")
+    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
+                      "the plan's epsilon <= the budget": "PASS", "E||w_t - w*||^2 <= Lemma 3's rate": "NO GUARANTEE"}
+    exported = json.loads(files["fedplan_increasing-sizes_validation.json"]())
+    assert [run["noise"] for run in exported["runs"]] == [{"noise_multiplier": [sigma]}] * 2  # the plan's σ ran
+    assert exported["plan"]["rounds"] == plan["rounds"] == 193
+    assert exported["plan"]["privacy"]["epsilon"] == plan["privacy"]["epsilon"]
+    titles = [spec["title"]["text"] if isinstance(spec["title"], dict) else spec["title"] for spec, _ in
+              charts(planner)]
+    assert titles[1:] == ["simulated training accuracy (mean over the seeds, 10-90 % band)",
+                          "simulated training loss (mean over the seeds, 10-90 % band)",
+                          "empirical delays τ̂(t) against Lemma 3's envelope"]  # the first: the plan's ε curve
+    accuracy = charts(planner)[1][1][0]
+    assert sorted(accuracy["rounds"])[-1] == 193  # the run's curve covers the plan's rounds
+    assert any(re.fullmatch(r"This result took \d+\.\d s to compute on the Dask worker \S+ \(estimated 11\.\d s "
+                            r"before it started\)\.", text) for text in validation_captions(planner))
+
+    # stale: an input of the run changes, the result stays marked out of date until the next run
+    planner.text_input[-1].set_value("0.2").run()  # Clipping norm C, the last box
+    assert [w.value for w in planner.warning] == [
+        "Out of date (inputs changed): this result is for the inputs of the last run. Press Validate this plan to "
+        "update it."]
+    assert planner.subheader[-1].value.endswith("— out of date (inputs changed)") and planner.table
+
+
+def test_validate_this_plan_on_zhou_plots_the_distance_against_the_plans_bound(planner, monkeypatch):
+    files = capture_downloads(monkeypatch)
+    planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
+    scale = json.loads(files["fedplan_fedsgd-dpc.json"]())["change_points"][0]["laplace_scale"]
+    assert not [box for box in planner.text_input if box.label.startswith("Learning rate")]  # the plan fixes η_t
+    planner.button(key="planner_validation_run").click().run()
+    assert not planner.exception and not planner.error
+    assert planner.success[0].value == "PASS: the run meets every claim (2)."
+    (spec, frames), = [chart for chart in charts(planner) if "‖θ_t − θ*‖²" in str(chart[0].get("title"))]
+    assert set(frames[1]["series"]) == {"simulated mean", "bound U(t, b)"}
+    assert frames[1][frames[1]["series"] == "bound U(t, b)"]["value"].tolist() == pytest.approx([44.339], abs=5e-4)
+    exported = json.loads(files["fedplan_fedsgd-dpc_validation.json"]())
+    assert [run["noise"] for run in exported["runs"]] == [{"noise_scale": [scale]}] * 2  # the plan's Laplace scale
+    # the plan changes (ε 1 → 2): its result is out of date, and the Run button validates the new plan
+    planner.text_input(key="planner_target_epsilon").set_value("2").run()
+    assert not planner.exception and planner.warning[0].value.startswith("Out of date (inputs changed)")
+
+
+def test_a_recipe_without_an_engine_says_so_in_one_sentence(planner):
+    planner.selectbox(key="planner_recipe").set_value("dpscd").run()
+    assert not planner.exception and not planner.error
+    assert "No simulation engine runs a plan of this recipe (Damaskinos: DP-SCD noise calibration): validation by " \
+           "simulation covers van Dijk et al.: increasing sample sizes and Zhou et al.: optimal T and b " \
+           "(FedSGD-DPC)." in validation_captions(planner)
+    assert not [button for button in planner.button if button.label == "Validate this plan"]

@@ -56,14 +56,14 @@ def captions(page) -> list[str]:
 
 
 def claims(page) -> dict[str, tuple[str, str]]:
-    table = page.dataframe[0].value
+    table = page.table[0].value  # a static table wraps the numbers (a data frame cut them at its column's width)
     return {row["claim"]: (row["result"], row["numbers"]) for row in table.to_dict("records")}
 
 
 def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_convergence_rate_lacks(monkeypatch):
     files = capture_downloads(monkeypatch)
     page = open_page("7_Validate.py", timeout=300)
-    assert not page.exception and not page.error and not page.dataframe  # nothing runs before the button
+    assert not page.exception and not page.error and not page.table  # nothing runs before the button
     box(page, "Seeds").set_value("1").run()
     button(page, "Run simulation").click().run()
     assert not page.exception and not page.error and not page.warning
@@ -100,6 +100,13 @@ def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_co
     assert delay_spec["encoding"]["y"]["scale"]["type"] == "log"  # the envelope (25..99) is visible next to 4 000
     assert set(delay_frames[0]["series"]) == {"largest delay", "90 % of delays below", "median delay",
                                               "Lemma 3 envelope √(t/ln t·(1 − 1/ln t))"}
+    # the walk: the log axis labelled 2, 3, … 9 between decades (overlapping) and a 2-column legend under the plot
+    # showing 2 of its 4 lines; now labels at powers of ten only, and one legend row per line above the plot
+    y_axis, legend = delay_spec["encoding"]["y"]["axis"], delay_spec["encoding"]["color"]["legend"]
+    delays = delay_frames[0]["delay"][delay_frames[0]["delay"] > 0]
+    assert y_axis["values"] == [10.0**k for k in range(math.floor(math.log10(delays.min())),
+                                                      math.ceil(math.log10(delays.max())) + 1)]
+    assert (legend["orient"], legend["direction"], legend["columns"]) == ("top", "vertical", 1)
     exported = json.loads(files["validate-vandijk.json"]())
     assert [claim["verdict"] for claim in exported["claims"]] == ["PASS", "PASS", "NO GUARANTEE"]
     assert exported["inputs"]["learning_rate"] == 0.15 and exported["runs"][0]["epsilon"] == pytest.approx(0.11155,
@@ -111,9 +118,9 @@ def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_co
     box(page, "Learning rate").set_value("0.2").run()
     assert [w.value for w in page.warning] == [
         f"{OUT_OF_DATE}: this result is for the inputs of the last run. Press Run simulation to update it."]
-    assert page.subheader[0].value.endswith("— out of date (inputs changed)") and page.dataframe
+    assert page.subheader[0].value.endswith("— out of date (inputs changed)") and page.table
     box(page, "ε").set_value("-1").run()  # bad input: its error under its box, the old result still shown, marked
-    assert error_under(page, "ε") == errors(page)[0] and page.dataframe and page.warning
+    assert error_under(page, "ε") == errors(page)[0] and page.table and page.warning
     box(page, "ε").set_value("1").run()
     box(page, "Learning rate").set_value("0.15").run()  # back to the inputs of the run: current again
     assert not page.warning and not page.subheader[0].value.endswith("(inputs changed)")
@@ -205,7 +212,7 @@ def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
         time.sleep(0.1)
     assert executing(client) == 0  # the worker stopped the run instead of finishing it
     assert [item.value for item in page.info] == ["Simulation cancelled."]
-    assert not page.exception and not page.error and not page.dataframe  # no result from the cancelled run
+    assert not page.exception and not page.error and not page.table  # no result from the cancelled run
 
 
 def test_without_dask_the_page_says_its_runs_go_to_the_server_process(monkeypatch):
@@ -225,3 +232,15 @@ def test_without_dask_the_page_says_its_runs_go_to_the_server_process(monkeypatc
     assert not page.exception and not page.error and claims(page)
     assert any(re.fullmatch(r"This result took \d+\.\d s to compute in this process \(estimated 5\.5 s before it "
                             r"started\)\.", text) for text in captions(page))
+
+
+def test_a_bundled_data_set_has_no_examples_box():
+    """The walk: with the diabetes data set the page still showed "Examples (synthetic)", a box it ignores."""
+    page = open_page("7_Validate.py", timeout=300)
+    assert box(page, "Examples (synthetic)")
+    page.selectbox[0].set_value("diabetes").run()
+    assert not page.exception and not page.error
+    assert not [item for item in page.text_input if item.label.startswith("Examples")]
+    assert any(text.startswith("This run: about ") for text in captions(page))  # it still plans a run
+    page.selectbox[0].set_value("synthetic").run()
+    assert box(page, "Examples (synthetic)").value == "62500"
