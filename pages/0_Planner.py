@@ -15,7 +15,8 @@ is the headline's accountant, named. Plans, their downloads and the chart are ca
 
 Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
 :class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,
-Cancel, claims and charts of the Validate page (:mod:`fedplan.pages.plan_validation`); a recipe no engine runs says so.
+Cancel, claims and charts of the Validate page (:mod:`fedplan.pages.plan_validation`); for a recipe whose engine
+takes no plan's schedule, the page says so.
 """
 
 from __future__ import annotations
@@ -232,12 +233,14 @@ VALIDATION_KEY = "planner_validation"
 
 def validate_section(request: Plan, result, *, current: bool) -> None:
     """"Validate this plan": the backing simulation of exactly the plan shown (its schedule, data and clients) on the
-    app's executor, its claims and curves against the plan's bound; for a recipe without an engine, one sentence. A
+    app's executor, its claims and curves against the plan's bound; for a recipe whose engine takes no plan, one
+    sentence. A
     plan shown for earlier inputs has no Run button, and a result of other inputs is marked out of date."""
     st.subheader("Validate this plan")
     if result.recipe not in ENGINES:
-        st.caption(f"No simulation engine runs a plan of this recipe ({RECIPES[result.recipe][0]}): validation "
-                   f"by simulation covers {' and '.join(RECIPES[name][0] for name in ENGINES)}.")
+        st.caption(f"Validating this plan is not available for {RECIPES[result.recipe][0]}: its simulation (fedplan "
+                   f"simulate {result.recipe}) takes its own parameters, not a plan's schedule; validating a plan "
+                   f"covers {' and '.join(RECIPES[name][0] for name in ENGINES)}.")
         return
     st.caption(f"Runs the plan's own schedule (rounds, sample sizes, noise, clients and data as shown) on "
                f"{ENGINES[result.recipe]} with every example training, at most {MAX_SEEDS} seeds, and checks the "

@@ -150,7 +150,10 @@ def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
     table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
     notes = (f"The plan's schedule ran as exported: {schedule.rounds} rounds, s_i = {min(sizes)}..{max(sizes)}, "
              f"noise multiplier {inputs['noise_multiplier'][0]:g}, {clients} clients of N_c = {client_size}; all "
-             "the plan's data train, so accuracy is on the training data.",)
+             "the plan's data train, so accuracy is on the training data.",
+             f"The run's epsilon is the {accountant.upper()} upper bound of its releases, which are the plan's: their "
+             f"{privacy['accountant'].upper()} ({privacy['bound']}) epsilon is the plan's {privacy['epsilon']:.6g} at "
+             f"delta = {delta:.4g}.")
     return ValidationReport(algorithm="vandijk-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
                             notes=notes)
 

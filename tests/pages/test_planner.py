@@ -278,10 +278,11 @@ def test_validate_this_plan_on_zhou_plots_the_distance_against_the_plans_bound(p
     assert not planner.exception and planner.warning[0].value.startswith("Out of date (inputs changed)")
 
 
-def test_a_recipe_without_an_engine_says_so_in_one_sentence(planner):
+def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
     planner.selectbox(key="planner_recipe").set_value("dpscd").run()
     assert not planner.exception and not planner.error
-    assert "No simulation engine runs a plan of this recipe (Damaskinos: DP-SCD noise calibration): validation by " \
-           "simulation covers van Dijk et al.: increasing sample sizes and Zhou et al.: optimal T and b " \
-           "(FedSGD-DPC)." in validation_captions(planner)
+    assert ("Validating this plan is not available for Damaskinos: DP-SCD noise calibration: its simulation (fedplan "
+            "simulate dpscd) takes its own parameters, not a plan's schedule; validating a plan covers van Dijk et "
+            "al.: increasing sample sizes and Zhou et al.: optimal T and b (FedSGD-DPC).") in validation_captions(
+        planner)
     assert not [button for button in planner.button if button.label == "Validate this plan"]

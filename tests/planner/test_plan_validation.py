@@ -65,6 +65,8 @@ def test_a_vandijk_schedule_runs_as_written_with_progress_in_rounds_over_the_see
     assert same.simulated == pytest.approx(same.predicted, rel=1e-12)  # the run made exactly the planned releases
     assert budget.verdict == "PASS" and (budget.simulated, budget.predicted) == (0.9, 1.0)
     assert lemma3.verdict == "NO GUARANTEE" and not report.passed
+    assert report.notes[1] == ("The run's epsilon is the RDP upper bound of its releases, which are the plan's: their "
+                               "PLD (tight) epsilon is the plan's 0.9 at delta = 1e-05.")
 
 
 def test_a_plan_over_its_budget_fails_and_the_wrong_clients_or_engine_are_refused_by_name(data):
