@@ -1,19 +1,21 @@
 """Start the Streamlit app and Debian's Chromium, for the browser test and the browser benchmark.
 
-Shared by ``tests/test_browser.py`` and ``benchmarks/app.py`` (both load this file by its path: a ``benchmarks``
-package installed in the environment would shadow this folder on import). Chromium is ``/usr/bin/chromium``,
-driven by Playwright; the server is ``streamlit run app.py`` (or any command) headless on a free local port.
+Shared by ``benchmarks/app.py`` and the browser tests (``tests/browser_support.py``), which load this file by its
+path: a ``benchmarks`` package installed in the environment would shadow this folder on import. Chromium is
+``/usr/bin/chromium``, driven by Playwright; the server is ``streamlit run app.py`` (or any command) headless on a
+free local port.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,11 +37,13 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(command: Sequence[str], *, cwd: Path = ROOT, timeout: float = 60.0,
-                     extra: Sequence[str] = ()) -> Iterator[str]:
+                     extra: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Iterator[str]:
     """Run ``command`` (e.g. ``[python, -m, streamlit, run, app.py]``) headless on a free port until the block
-    ends; yields the app's URL once ``/_stcore/health`` answers. The server is terminated (killed if it lingers)."""
+    ends; yields the app's URL once ``/_stcore/health`` answers. ``env`` adds to (or overrides) this process's
+    environment for the server. The server is terminated (killed if it lingers)."""
     port = free_port()
     server = subprocess.Popen([*command, *SERVER_FLAGS, "--server.port", str(port), *extra], cwd=cwd,
+                              env=None if env is None else {**os.environ, **env},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -7,31 +7,16 @@ with the reason.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.browser_support import browser, require_chromium
 
+ROOT = browser.ROOT
 
-def _load_browser():
-    """``benchmarks/browser.py`` (shared with the browser benchmark) by its path: an installed ``benchmarks``
-    package would shadow the folder on import."""
-    spec = importlib.util.spec_from_file_location("fedplan_benchmark_browser", ROOT / "benchmarks" / "browser.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-browser = _load_browser()
-
-if not browser.have_chromium():
-    if os.environ.get("FEDPLAN_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(f"FEDPLAN_REQUIRE_BROWSER=1 but there is no Chromium at {browser.CHROMIUM}")
-    pytest.skip("no Chromium (apt-get install chromium); .ci/run installs it", allow_module_level=True)
+require_chromium()
 
 
 #: The checkout's command (README) and the installed one (``fedplan app`` runs the packaged entry point).
