@@ -38,6 +38,7 @@ TERMS: dict[str, str] = {
     "rounds": "number of server rounds T",
     "iterations": "Li et al.: number of cloud updates T (one upload each)",
     "epochs": "passes over the data",
+    "plan_schedule": "API only: a plan's Schedule itself, validated as it is (the command line reads --schedule)",
     "schedule": "a schedule file (segments for the accountant; an exported fedplan schedule for a simulation)",
     "segments": "API only: a list of (sample_rate, noise_multiplier, steps) segments",
     "out": "the file to write (format from its extension, or --format)",
