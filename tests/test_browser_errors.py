@@ -205,7 +205,7 @@ def refuse(page, path: ErrorPath) -> tuple[str, list[str]]:
 
 
 def shows(text: str, value: str) -> bool:
-    """``value`` is in ``text`` as a whole number (``got 7000`` is not in ``got 70000``)."""
+    """``value`` is in ``text`` and not the start of a longer number (``got 7000`` is not in ``got 70000``)."""
     return re.search(re.escape(value) + r"(?!\.?\d)", text) is not None
 
 
