@@ -11,7 +11,10 @@ hold the accountant, one page per paper and the validation by simulation.
 Only the inputs the chosen recipe reads are drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`); a plan the
 van Dijk recipe refuses gets the nearest values that plan, one click each (:meth:`Plan.nearest`); a degenerate plan
 (one round, a bound that promises nothing, a budget left unused) is said in words beside its numbers; the ε chart
-is the headline's accountant, named. Plans, their downloads and the chart are cached on the request.
+is the headline's accountant, named. A plan is computed in a thread of the server (:mod:`fedplan.pages.background`):
+when the tight calibration takes longer than a quarter second the page shows progress, with the time the last plan
+took as estimate and Cancel, keeps the previous plan in view marked as such, and stays live; plans (refusals too),
+their downloads and the chart are kept per request.
 
 Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
 :class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,
@@ -21,11 +24,16 @@ takes no plan's schedule, the page says so.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
+from fedplan.pages.background import answer, known
 from fedplan.pages.plan_validation import validation_section
 from fedplan.pages.widgets import Form, downloads
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
@@ -193,12 +201,19 @@ def schedule_section(result, *, current: bool) -> None:
         st.caption("Downloads come back when the inputs plan again: the plan shown is for earlier inputs.")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def planned(fields: tuple, features, labels, _request: Plan) -> tuple[Report | None, str | None]:
-    """The request's report, or the message refusing it, cached on its fields (and an upload's arrays): a refusal
-    is cached too (Zhou's T* = 0 over 100 clients planned again on every rerun, 10-30 s)."""
+def plan_key(request: Plan) -> tuple:
+    """What a plan depends on: the request's fields and the digests of an upload's arrays."""
+    digests = tuple(None if array is None else hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+                    for array in (request.features, request.labels))
+    return ("plan", tuple(request.inputs().items()), digests)
+
+
+def planned(request: Plan) -> tuple[Report | None, str | None]:
+    """The request's report, or the message refusing it (kept too: Zhou's T* = 0 over 100 clients took 10-30 s to
+    refuse). Computed in the background (:mod:`fedplan.pages.background`): a plan the tight calibration takes seconds
+    for shows progress while the page stays live."""
     try:
-        return _request.run(), None
+        return request.run(), None
     except ValueError as error:
         return None, str(error)
 
@@ -278,10 +293,12 @@ def main() -> None:
     left, right = st.columns([1, 2])
     with left:
         form, request = request_inputs()
-    report, current = None, True
+    report, current, pending = None, True, False
     if request is not None:
-        with right, st.spinner("Planning…"):
-            report, refusal = planned(tuple(request.inputs().items()), request.features, request.labels, request)
+        with right:
+            outcome = answer(plan_key(request), functools.partial(planned, request), kind="plan", label="Planning")
+        pending = outcome is None
+        report, refusal = (None, None) if pending else outcome
         if refusal is not None:
             form.error(refusal)
             if request.recipe == "increasing-sizes":
@@ -290,9 +307,11 @@ def main() -> None:
         st.session_state[LAST_KEY] = request
     elif LAST_KEY in st.session_state:  # the last plan stays in view, said to be the last one
         last, current = st.session_state[LAST_KEY], False
-        report = planned(tuple(last.inputs().items()), last.features, last.labels, last)[0]
-        right.info("The plan below is for the last inputs that planned: correct the input marked in red (or take "
-                   "a fix above) to update it.")
+        report = (known(plan_key(last)) or (None, None))[0]
+        if report is not None:
+            right.info("The plan below is for the earlier inputs: the new one is being planned (above)." if pending
+                       else "The plan below is for the last inputs that planned: correct the input marked in red (or "
+                       "take a fix above) to update it.")
     if report is None:
         return
     with right:

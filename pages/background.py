@@ -110,6 +110,17 @@ def _forget_old() -> None:
         del _WORK[key]
 
 
+def known(key: Hashable) -> Any | None:
+    """The value computed for ``key`` if its computation has finished (its exception raised here), else None;
+    unlike :func:`answer` it neither starts nor claims work (a page showing an earlier answer while a new one is
+    computed)."""
+    with _LOCK:
+        work = _WORK.get(key)
+    if work is None or not work.future.done() or not _wanted(work):
+        return None
+    return work.future.result()
+
+
 def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) -> Any | None:
     """``compute()``'s value for ``key``, or None while it is being computed (see the module docstring); an
     exception ``compute`` raised is raised here. ``kind`` names the computation (one estimate and one Cancel button
