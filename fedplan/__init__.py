@@ -112,12 +112,16 @@ def simulate(algorithm: str, /, *, progress=None, **fields):
     return run(f"simulate {algorithm}", progress=progress, **fields)
 
 
-def export(report, path, /, *, format: str | None = None, per_round: bool = False):  # noqa: A002 (the CLI's name)
+def export(report, path, /, *, format: str | None = None, per_round: bool = False,  # noqa: A002 (the CLI's name)
+           library_accountant: str = "fedplan"):
     """Write the schedule of a plan's report to ``path``; ``format`` is csv, json, yaml (default: from the ending)
-    or opacus, flower, tf-privacy. Returns the path written."""
-    from fedplan.planner.export import schedule_of, write_schedule
+    or opacus, flower, tf-privacy. ``library_accountant`` (opacus: rdp or prv; flower: rdp) re-calibrates σ so that
+    the library's own accountant reports ε ≤ the target (default fedplan: fedplan's tight σ). Returns the path
+    written."""
+    from fedplan.planner.export import check_export_options, for_library, format_for_path, schedule_of, write_schedule
 
-    schedule = schedule_of(report)
+    check_export_options(path, fmt=format, per_round=per_round, library_accountant=library_accountant)
+    schedule = for_library(schedule_of(report), format_for_path(path, format), library_accountant)
     cumulative = None
     if schedule.privacy is None:  # a paper's own plan: its per-round ε curve, where it has one
         cumulative = getattr(getattr(report, "result", report), "cumulative_epsilon", None)

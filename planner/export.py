@@ -17,6 +17,10 @@ Formats (:data:`FORMATS`):
   ``DifferentialPrivacyServerSideFixedClipping`` (client-level, m of N clients per round, one phase);
 * ``tf-privacy``: the arguments of ``compute_dp_sgd_privacy_statement`` (example-level, Poisson, one phase).
 
+A library's export carries fedplan's σ (tight accounting) unless :func:`for_library` re-calibrated it for the library's
+own accountant (``library_accountant``: Opacus ``rdp`` or ``prv``, Flower ``rdp``), whose ε it then keeps within 1 %
+below the target (:mod:`planner.library_accountants`).
+
 Every csv/json/yaml export loads back (:func:`load_schedule_file`) to the same schedule and privacy block.
 
 A plan whose numbers come from a paper's theorem carries the theorem's checked ``hypotheses`` with ``valid`` and
@@ -37,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from fedplan.planner import limits
+from fedplan.planner.library_accountants import LIBRARY_ACCOUNTANTS, check_library_accountant
 from fedplan.planner.schedule import (
     PRIVACY_KEYS,
     Schedule,
@@ -46,9 +51,9 @@ from fedplan.planner.schedule import (
     whole_number,
 )
 
-__all__ = ["FORMATS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file", "format_for_path",
-           "load_schedule_file", "package_versions", "render", "schedule_from_dict", "schedule_of",
-           "write_schedule"]
+__all__ = ["FORMATS", "LIBRARY_ACCOUNTANTS", "PRIVACY_KEYS", "Schedule", "check_output_file", "check_schedule_file",
+           "for_library", "format_for_path", "load_schedule_file", "package_versions", "render", "schedule_from_dict",
+           "schedule_of", "write_schedule"]
 
 #: fedplan's own formats (they load back) and the libraries' (they run there).
 OWN_FORMATS = ("csv", "json", "yaml")
@@ -191,18 +196,36 @@ def check_schedule_file(path: str | Path, *, name: str = "out", fmt: str | None 
     return found
 
 
-def check_export_options(out: str | None, *, fmt: str | None, per_round: bool) -> None:
-    """The ``out``/``format``/``per_round`` options of a request that exports: checked before any work (the
-    folder exists, the format is known, a library export replaces no file of the user's, per_round only with a
-    CSV)."""
+def check_export_options(out: str | None, *, fmt: str | None, per_round: bool,
+                         library_accountant: str = "fedplan") -> None:
+    """The ``out``/``format``/``per_round``/``library_accountant`` options of a request that exports: checked before
+    any work (the folder exists, the format is known, a library export replaces no file of the user's, per_round
+    only with a CSV, library_accountant only with a library whose accountant is installed)."""
     if out is None:
         if fmt is not None or per_round:
             raise ValueError("format and per_round describe --out: give out too")
+        if library_accountant != "fedplan":
+            raise ValueError(f"library_accountant={library_accountant} calibrates the σ of a library's export: give "
+                             "out (and format opacus or flower) too")
         return
     found = check_schedule_file(out, fmt=fmt)
     if per_round and found != "csv":
         raise ValueError(f"per_round writes one CSV row per round; the {found} export of out={out!r} has no rows "
                          "(drop per_round or write a .csv)")
+    check_library_accountant(library_accountant, found)
+
+
+def for_library(schedule: Schedule, fmt: str, library_accountant: str = "fedplan") -> Schedule:
+    """``schedule`` as the ``fmt`` export carries it: with ``library_accountant`` other than ``fedplan``, after
+    checking that the library runs it, σ re-calibrated so that the library's own accountant reports ε ≤ the target
+    (:func:`planner.library_accountants.calibrated`)."""
+    check_library_accountant(library_accountant, fmt)
+    if library_accountant == "fedplan":
+        return schedule
+    from fedplan.planner import library_accountants, library_exports
+
+    library_exports.check(schedule, fmt)
+    return library_accountants.calibrated(schedule, fmt, library_accountant)
 
 
 def _written_by_fedplan(path: Path) -> bool:

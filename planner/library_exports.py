@@ -15,6 +15,11 @@ refuses a schedule whose mechanism the library does not run:
   ``FLOWER_ACCOUNTANT`` gives the event that accounts this run, at noise_multiplier/2 under replace-one.
 * TF-Privacy (``compute_dp_sgd_privacy_statement``): Poisson sampling of examples, one phase; ``used_microbatching``
   is False (one example per microbatch: True doubles the sensitivity TF-Privacy assumes).
+
+σ is fedplan's tight calibration unless the schedule was re-calibrated for the library's own accountant
+(:func:`planner.library_accountants.calibrated`, the ``library_accountant`` option): then the export says which
+accountant σ was calibrated for and the ε each one reports (``LIBRARY_ACCOUNTANT``; Flower:
+``[tool.fedplan.library-accountant]``).
 """
 
 from __future__ import annotations
@@ -24,9 +29,19 @@ import math
 import pprint
 
 from fedplan.bounds import rdp
+from fedplan.planner.library_accountants import flower_event, opacus_history
 from fedplan.planner.schedule import Schedule, guarantee_line, theorem_line
 
-__all__ = ["RENDERERS"]
+__all__ = ["RENDERERS", "check"]
+
+#: What each library runs (:func:`_require`): the unit it protects, its sampling and neighbours, one phase or many.
+REQUIREMENTS = {
+    "opacus": {"library": "Opacus", "unit": "example", "samplings": ("poisson",), "one_phase": False,
+               "relations": ("add_or_remove_one",)},
+    "flower": {"library": "Flower", "unit": "client", "samplings": ("fixed_size",), "one_phase": True},
+    "tf-privacy": {"library": "TF-Privacy", "unit": "example", "samplings": ("poisson",), "one_phase": True,
+                   "relations": ("add_or_remove_one",)},
+}
 
 
 def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[str, ...], one_phase: bool,
@@ -57,14 +72,34 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
     return privacy
 
 
+def check(schedule: Schedule, fmt: str) -> None:
+    """Refuse a schedule whose mechanism the library of export format ``fmt`` does not run."""
+    _require(schedule, **REQUIREMENTS[fmt])
+
+
 def _header(schedule: Schedule, library: str) -> list[str]:
     unit = "rounds" if schedule.privacy["unit"] == "client" else "steps"
     theorem = theorem_line(schedule)
     lines = [f"# fedplan export for {library}: {schedule.rounds} {unit} in {len(schedule.change_points)} phase(s)",
              f"# Guarantee: {guarantee_line(schedule.privacy)}" + ("." if theorem is None else f"; {theorem}.")]
-    if schedule.privacy.get("target_epsilon") is not None:
-        lines.append(f"# Calibrated to target ε = {schedule.privacy['target_epsilon']:g}.")
+    target = schedule.privacy.get("target_epsilon")
+    calibration = schedule.metadata.get("library_accountant")
+    if calibration is not None:
+        lines += [f"# σ calibrated for {calibration['calibrated_for']}: it reports ε = "
+                  f"{calibration['library_epsilon']:.6g} ≤ target {target:g} for this export; fedplan's tight ε "
+                  f"({calibration['fedplan_accountant']}) is {calibration['fedplan_epsilon']:.6g}.",
+                  f"# fedplan's own calibration (library_accountant=fedplan) gives σ = "
+                  f"{calibration['fedplan_noise_multiplier']:g} at tight ε ≤ {target:g}."]
+    elif target is not None:
+        lines.append(f"# Calibrated to target ε = {target:g} by fedplan's tight accountant (library_accountant="
+                     "fedplan: the library's accountant reports more, see below).")
     return lines
+
+
+def _calibration_literal(schedule: Schedule) -> list[str]:
+    """``LIBRARY_ACCOUNTANT = {...}`` for a schedule calibrated for a library's accountant, else nothing."""
+    calibration = schedule.metadata.get("library_accountant")
+    return [] if calibration is None else [f"LIBRARY_ACCOUNTANT = {_literal(calibration)}", ""]
 
 
 def _literal(value) -> str:
@@ -83,8 +118,7 @@ def _batch_size(values: dict, dataset_size: int | None) -> int | None:
 
 def render_opacus(schedule: Schedule) -> str:
     """Python for Opacus: ``PRIVACY``, ``PHASES`` (make_private arguments per phase), ``ACCOUNTANT_HISTORY``."""
-    privacy = _require(schedule, "Opacus", unit="example", samplings=("poisson",), one_phase=False,
-                       relations=("add_or_remove_one",))
+    privacy = _require(schedule, **REQUIREMENTS["opacus"])
     size = privacy.get("dataset_size")
     phases = []
     for (start, _, values), (q, sigma, steps) in zip(schedule.phases(), schedule.segments(), strict=True):
@@ -98,8 +132,9 @@ def render_opacus(schedule: Schedule) -> str:
         if values.get("learning_rate") is not None:
             phase["learning_rate"] = float(values["learning_rate"])
         phases.append(phase)
-    history = [(phase["noise_multiplier"], phase["sample_rate"], phase["steps"]) for phase in phases]
-    lines = _header(schedule, "Opacus (PrivacyEngine.make_private)") + [
+    history = opacus_history(schedule)
+    header = _header(schedule, "Opacus (PrivacyEngine.make_private)")
+    lines = header[:2] + _phase_summary(history) + header[2:] + [
         "# Opacus's noise_multiplier is fedplan's: noise std / max_grad_norm on the summed batch gradient.",
         "# Each phase: a DataLoader with the phase's batch_size over the N training examples, then",
         "#   model, optimizer, loader = privacy_engine.make_private(module=model, optimizer=optimizer,",
@@ -122,24 +157,33 @@ def render_opacus(schedule: Schedule) -> str:
         "",
         f"RDP_ALPHAS = {list(rdp.RDP_ORDERS)!r}",
         "",
+        *_calibration_literal(schedule),
     ]
     return "\n".join(lines)
 
 
+def _phase_summary(history: list[tuple[float, float, int]]) -> list[str]:
+    """For a schedule of several phases, two comment lines: how many, the range of their sample rates and noise
+    multipliers, and why they stay apart."""
+    if len(history) == 1:
+        return []
+    rates = [q for _, q, _ in history]
+    sigmas = [sigma for sigma, _, _ in history]
+    ranges = [f"{name} {min(values):g}" + ("" if min(values) == max(values) else f" … {max(values):g}")
+              for name, values in (("sample_rate", rates), ("noise_multiplier", sigmas))]
+    return [f"# Summary: {len(history)} phase(s) (one per change of sample_rate or noise_multiplier), "
+            f"{' and '.join(ranges)}, {sum(steps for _, _, steps in history)} steps.",
+            "# ACCOUNTANT_HISTORY holds them as one list that Opacus's accountants compose entry by entry; phases of "
+            "different rates stay apart (merging them would change ε)."]
+
+
 def render_flower(schedule: Schedule) -> str:
     """A ``[tool.flwr.app.config]`` snippet (pyproject.toml) with the strategy arguments as comments."""
-    privacy = _require(schedule, "Flower", unit="client", samplings=("fixed_size",), one_phase=True)
-    clients = privacy.get("dataset_size")
-    if clients is None:
-        raise ValueError("the Flower export needs the number of clients N (dataset_size)")
-    (q, sigma, rounds), = schedule.segments()
-    values = schedule.change_points[0][1]
-    sampled = round(q * clients)
-    clipping = float(values.get("clipping_norm", 1.0))
-    relation = privacy["neighboring_relation"]
-    # The dp-accounting event of this run: replace-one moves the sum by 2C, so sampling without replacement at σ/2;
-    # add/remove-one is bounded by the Poisson event at σ/2 (bounds/sampling.py; docs/SAMPLING.md §1, §5).
-    method = "WITHOUT_REPLACEMENT" if relation == "replace_one" else "POISSON"
+    privacy = _require(schedule, **REQUIREMENTS["flower"])
+    event = flower_event(schedule)
+    (_, sigma, rounds), = schedule.segments()
+    clients, sampled = event["population-size"], event["sample-size"]
+    clipping = float(schedule.change_points[0][1].get("clipping_norm", 1.0))
     lines = _header(schedule, "Flower (DifferentialPrivacyServerSideFixedClipping)") + [
         "# Flower samples num-sampled-clients of min-available-clients clients per round without replacement",
         "# (fraction-fit = m/N, min-fit-clients = m), clips each update to clipping-norm and adds noise of std",
@@ -169,19 +213,19 @@ def render_flower(schedule: Schedule) -> str:
         "#       sampling_method=SamplingMethod.<sampling-method>), then compose(GaussianPrivacyEvent(",
         "#       noise_multiplier=noise-multiplier, sample_size=sample-size, population_size=...), count=rounds)",
         "[tool.fedplan.flower-accountant]",
-        f"noise-multiplier = {sigma / 2!r}",
-        f"sample-size = {sampled}",
-        f"population-size = {clients}",
-        f"rounds = {rounds}",
-        f'neighboring-relation = "{relation.upper()}"',
-        f'sampling-method = "{method}"',
-        f"delta = {privacy['delta']!r}",
+        *_toml_table(event),
         "",
         "[tool.fedplan.privacy]",
-        *(f"{name} = {_toml_value(value)}" for name, value in privacy.items() if value is not None),
+        *_toml_table(privacy),
         "",
     ]
+    if "library_accountant" in schedule.metadata:
+        lines += ["[tool.fedplan.library-accountant]", *_toml_table(schedule.metadata["library_accountant"]), ""]
     return "\n".join(lines)
+
+
+def _toml_table(values: dict) -> list[str]:
+    return [f"{name} = {_toml_value(value)}" for name, value in values.items() if value is not None]
 
 
 def _toml_value(value) -> str:
@@ -194,8 +238,7 @@ def _toml_value(value) -> str:
 
 def render_tf_privacy(schedule: Schedule) -> str:
     """The arguments of TF-Privacy's ``compute_dp_sgd_privacy_statement`` as a Python dict."""
-    privacy = _require(schedule, "TF-Privacy", unit="example", samplings=("poisson",), one_phase=True,
-                       relations=("add_or_remove_one",))
+    privacy = _require(schedule, **REQUIREMENTS["tf-privacy"])
     examples = privacy.get("dataset_size")
     if examples is None:
         raise ValueError("the TF-Privacy export needs the number of examples N (dataset_size)")

@@ -15,11 +15,12 @@ import numpy as np
 
 from fedplan.bounds.sampling import SAMPLINGS
 from fedplan.planner.datasets import synthetic_logistic
-from fedplan.planner.export import FORMATS, check_export_options, write_schedule
+from fedplan.planner.export import FORMATS, check_export_options
 from fedplan.planner.recipes import NOISE_CHOICES, RECIPES, RecipeInputs, RecipeResult, nearest_increasing_sizes
 from fedplan.planner.simulate.data import SKLEARN_SETS, load_dataset
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, flag, real, text
+from fedplan.planner.tasks.practice import library_accountant_field, write_export
 from fedplan.planner.uploads import dataset_from_upload
 
 #: Largest target ε a plan accepts: above it the guarantee means nothing in practice (the accountant itself answers
@@ -71,6 +72,7 @@ class Plan(Request):
     format: str | None = choice(None, help="format of --out (default: from its ending): " + ", ".join(FORMATS),
                                 choices=FORMATS)
     per_round: bool = flag(help="CSV: one row per round instead of one per change of parameters")
+    library_accountant: str = library_accountant_field()
 
     def check(self) -> None:
         if (self.features is None) != (self.labels is None):
@@ -78,7 +80,8 @@ class Plan(Request):
         if self.features is not None and (self.features.ndim != 2 or self.labels.shape != self.features.shape[:1]):
             raise ValueError(f"features must be 2-d with one label per row; got features {self.features.shape} and "
                              f"labels {self.labels.shape}")
-        check_export_options(self.out, fmt=self.format, per_round=self.per_round)
+        check_export_options(self.out, fmt=self.format, per_round=self.per_round,
+                             library_accountant=self.library_accountant)
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         """The features and labels the recipe plans on."""
@@ -110,10 +113,12 @@ class Plan(Request):
         result = RECIPES[self.recipe][1](self.recipe_inputs())
         values = report_values(result)
         if self.out is not None:
-            path = write_schedule(result.schedule, self.out, fmt=self.format, per_round=self.per_round)
+            path, added, note = write_export(result.schedule, self.out, fmt=self.format, per_round=self.per_round,
+                                             library_accountant=self.library_accountant)
             phases = len(result.schedule.change_points)
-            values = {"out": str(path), **values, "statement": f"wrote {result.schedule.rounds} rounds in {phases} "
-                                                               f"phase(s) to {path}. {values['statement']}"}
+            values = {"out": str(path), **values, **added, "statement": f"wrote {result.schedule.rounds} rounds in "
+                                                                        f"{phases} phase(s) to {path}{note}. "
+                                                                        f"{values['statement']}"}
         return Report(values=values, result=result)
 
 

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fedplan.bounds import accounting, rdp, sampling
-from fedplan.planner.export import FORMATS, check_export_options, write_schedule
+from fedplan.planner.export import (
+    FORMATS,
+    LIBRARY_ACCOUNTANTS,
+    check_export_options,
+    for_library,
+    format_for_path,
+    write_schedule,
+)
 from fedplan.planner.practice import plan_dp_sgd, plan_federated
 from fedplan.planner.tasks.accounting import target_epsilon_field
 from fedplan.planner.tasks.base import OneOf, Report, Request, choice, count, flag, real, text
@@ -22,6 +29,13 @@ def _relation_field():
     return choice(None, help="neighbouring data sets (default: add_or_remove_one for poisson, replace_one for "
                   "fixed_size): " + "; ".join(f"{name} ({words})" for name, words in sampling.RELATION_HELP.items()),
                   choices=sampling.NEIGHBORING_RELATIONS)
+
+
+def library_accountant_field():
+    return choice("fedplan", help="σ of a library export (--format opacus or flower): fedplan keeps fedplan's tight "
+                  "calibration (the library's own accountant reports more); rdp (Opacus, Flower) or prv (Opacus) "
+                  "re-calibrates σ so that that accountant, run on the export, reports ε within 1 % below the target "
+                  "(slower: a PRV check of a plan of many phases takes minutes)", choices=LIBRARY_ACCOUNTANTS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,18 +54,35 @@ class _PracticeRequest(Request):
     format: str | None = choice(None, help="format of --out (default: from its ending): " + ", ".join(FORMATS),
                                 choices=FORMATS)
     per_round: bool = flag(help="CSV: one row per round instead of one per change of parameters")
+    library_accountant: str = library_accountant_field()
 
     one_of: ClassVar = (OneOf(("target_epsilon", "noise_multiplier")),)
 
     def check(self) -> None:
-        check_export_options(self.out, fmt=self.format, per_round=self.per_round)
+        check_export_options(self.out, fmt=self.format, per_round=self.per_round,
+                             library_accountant=self.library_accountant)
 
     def answer(self, plan) -> Report:
         values = dict(plan.values)
         if self.out is not None:
-            path = write_schedule(plan.schedule, self.out, fmt=self.format, per_round=self.per_round)
-            values = {"out": str(path), **values, "statement": f"wrote {path}. {values['statement']}"}
+            path, added, note = write_export(plan.schedule, self.out, fmt=self.format, per_round=self.per_round,
+                                             library_accountant=self.library_accountant)
+            values = {"out": str(path), **values, **added, "statement": f"wrote {path}{note}. {values['statement']}"}
         return Report(values=values, result=plan)
+
+
+def write_export(schedule, out: str, *, fmt: str | None, per_round: bool, library_accountant: str):
+    """Write ``schedule`` to ``out``, σ re-calibrated for the library's accountant if asked (:func:`for_library`).
+    Returns the path, the report values it adds (for a re-calibrated export ``library_accountant``: which
+    accountant, σ, and the ε each reports) and a note for the report's statement ("" or " with σ = …")."""
+    exported = for_library(schedule, format_for_path(out, fmt), library_accountant)
+    path = write_schedule(exported, out, fmt=fmt, per_round=per_round)
+    if library_accountant == "fedplan":
+        return path, {}, ""
+    record = exported.metadata["library_accountant"]
+    note = (f" with σ = {record['noise_multiplier']:g} calibrated for {record['calibrated_for']} (it reports ε = "
+            f"{record['library_epsilon']:.6g}; fedplan's tight ε is {record['fedplan_epsilon']:.6g})")
+    return path, {"library_accountant": record}, note
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -44,6 +44,8 @@ TERMS: dict[str, str] = {
     "out": "the file to write (format from its extension, or --format)",
     "format": "the format of --out: csv, json, yaml (fedplan's own; they load back) or opacus, flower, tf-privacy "
               "(the library's configuration)",
+    "library_accountant": "the accountant a library export's noise_multiplier is calibrated for: fedplan (its tight "
+                          "accountant) or the library's own (rdp: Opacus, Flower; prv: Opacus)",
     "per_round": "CSV export with one row per round instead of one per change of parameters",
     # --- data and clients
     "dataset": "the data: a LIBSVM file, synthetic, or a scikit-learn set name",

@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 from opacus.accountants import PRVAccountant, RDPAccountant  # noqa: E402
 
+import fedplan  # noqa: E402
 from fedplan.bounds import accounting  # noqa: E402
 from fedplan.planner.datasets import synthetic_logistic  # noqa: E402
 from fedplan.planner.export import write_schedule  # noqa: E402
@@ -102,3 +103,65 @@ def test_the_export_refuses_what_opacus_does_not_run(tmp_path):
     with pytest.raises(ValueError, match="Opacus runs poisson sampling; this plan is accounted for "
                                          "sampling=fixed_size"):
         write_schedule(fixed.schedule, tmp_path / "plan.py", fmt="opacus")
+
+
+# ------------------------------------------------------------------------------------------------
+# The Planner's default plan (issue 20): van Dijk's increasing sample sizes at ε = 1, δ = 1e-6, 193 phases. With
+# fedplan's tight σ Opacus reported ε = 1.286 (RDP) and 1.0099 (PRV); library_accountant calibrates σ for either.
+# ------------------------------------------------------------------------------------------------
+
+DEFAULT_DELTA = 1e-6
+
+
+@pytest.fixture(scope="module")
+def default_plan():
+    return fedplan.plan()
+
+
+def export_for(report, folder, accountant: str) -> tuple[list[str], dict]:
+    path = fedplan.export(report, folder / f"plan_{accountant}.py", format="opacus", library_accountant=accountant)
+    return path.read_text().splitlines(), load_export(path)
+
+
+def opacus_epsilon(accountant, export: dict) -> float:
+    """What Opacus's accountant reports after a run that recorded the export's history (its default arguments, as
+    PrivacyEngine.get_epsilon(delta) calls it)."""
+    accountant.history = [tuple(entry) for entry in export["ACCOUNTANT_HISTORY"]]
+    return accountant.get_epsilon(delta=export["PRIVACY"]["delta"])
+
+
+def test_the_default_export_keeps_fedplans_sigma_and_summarises_its_phases(default_plan, tmp_path):
+    lines, export = export_for(default_plan, tmp_path, "fedplan")
+    phases = export["PHASES"]
+    rates = [phase["sample_rate"] for phase in phases]
+    assert len(phases) == 193 and rates == sorted(rates) and len(set(rates)) == 193  # a new rate every round
+    assert {phase["noise_multiplier"] for phase in phases} == {default_plan["noise_multiplier"]}
+    assert lines[2] == (f"# Summary: 193 phase(s) (one per change of sample_rate or noise_multiplier), sample_rate "
+                        f"{rates[0]:g} … {rates[-1]:g} and noise_multiplier {default_plan['noise_multiplier']:g}, "
+                        "193 steps.")
+    assert "LIBRARY_ACCOUNTANT" not in export and export["PRIVACY"]["epsilon"] == default_plan["tight_epsilon"]
+    assert opacus_epsilon(RDPAccountant(), export) == pytest.approx(1.2858, abs=1e-4)  # the issue's 1.286
+
+
+@pytest.mark.parametrize("accountant, opacus_class", [("rdp", RDPAccountant), ("prv", PRVAccountant)])
+def test_an_export_calibrated_for_an_opacus_accountant_meets_the_target_there(default_plan, tmp_path, accountant,
+                                                                              opacus_class):
+    """Slow for prv: Opacus's PRVAccountant takes minutes on 193 history entries (its domain needs an RDP
+    evaluation per entry), once in the calibration and once here."""
+    _, tight = export_for(default_plan, tmp_path, "fedplan")
+    lines, export = export_for(default_plan, tmp_path, accountant)
+    reported = opacus_epsilon(opacus_class(), export)
+    assert 0.99 <= reported <= 1.0
+    record = export["LIBRARY_ACCOUNTANT"]
+    assert (record["calibrated_for"], record["fedplan_noise_multiplier"]) == (
+        f"Opacus {opacus_class.__name__}", default_plan["noise_multiplier"])
+    assert record["library_epsilon"] == pytest.approx(reported, rel=1e-12)
+    sigma = record["noise_multiplier"]
+    assert sigma > default_plan["noise_multiplier"]
+    # only σ changed: the same phases, rates and steps
+    assert export["ACCOUNTANT_HISTORY"] == [(sigma, q, steps) for _, q, steps in tight["ACCOUNTANT_HISTORY"]]
+    segments = [(q, sigma, steps) for _, q, steps in tight["ACCOUNTANT_HISTORY"]]
+    ours = accounting.get_epsilon(segments=segments, delta=DEFAULT_DELTA).epsilon
+    assert record["fedplan_epsilon"] == export["PRIVACY"]["epsilon"] == ours < reported
+    assert any(line.startswith(f"# σ calibrated for Opacus {opacus_class.__name__}: it reports ε = {reported:.6g} "
+                               "≤ target 1 for this export") for line in lines[:6])

@@ -58,3 +58,78 @@ def test_bad_files(tmp_path):
         load_schedule_file(broken)
     with pytest.raises(ValueError, match="must end in .csv, .json, .yaml or .yml"):
         write_schedule(make(), tmp_path / "s.txt")
+
+
+# ------------------------------------------------------------------------------------------------
+# library_accountant: which accountant a library export's σ is calibrated for (the real libraries' answers are
+# checked in tests/interop/test_opacus_export.py and test_flower_export.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def _federated():
+    import fedplan
+
+    return fedplan.federated(clients=100, clients_per_round=10, rounds=20, target_epsilon=2)
+
+
+@pytest.mark.parametrize("name, fmt, accountant, message", [
+    ("plan.toml", "flower", "prv", "library_accountant for the flower export must be one of fedplan, rdp; got prv"),
+    ("plan.py", "tf-privacy", "rdp", r"library_accountant for the tf-privacy export must be one of fedplan \(TF-Pri"),
+    ("plan.csv", "csv", "rdp", "library_accountant=rdp calibrates σ for a library's export .*; got format csv"),
+    ("plan.py", "opacus", "moments", "library_accountant must be one of fedplan, rdp, prv; got 'moments'"),
+])
+def test_a_library_accountant_the_export_has_not_is_refused_before_any_work(tmp_path, name, fmt, accountant,
+                                                                           message):
+    import fedplan
+
+    with pytest.raises(ValueError, match=message):
+        fedplan.export(_federated(), tmp_path / name, format=fmt, library_accountant=accountant)
+    assert not (tmp_path / name).exists()
+
+
+def test_library_accountant_needs_an_export_and_a_target():
+    import fedplan
+
+    with pytest.raises(ValueError, match="library_accountant=rdp calibrates the σ of a library's export: give out"):
+        fedplan.federated(clients=100, clients_per_round=10, rounds=20, target_epsilon=2, library_accountant="rdp")
+    given = fedplan.federated(clients=100, clients_per_round=10, rounds=20, noise_multiplier=3.0)
+    with pytest.raises(ValueError, match="calibrates σ to the plan's target ε; this plan was given its σ"):
+        fedplan.export(given, "plan.toml", library_accountant="rdp")
+
+
+def test_a_missing_library_is_named_with_the_option(tmp_path, monkeypatch):
+    import sys
+
+    import fedplan
+
+    monkeypatch.setitem(sys.modules, "flwr.serverapp", None)  # import flwr.serverapp raises ImportError
+    with pytest.raises(ValueError, match="library_accountant=rdp checks σ with Flower RdpAccountant, which needs the "
+                                         "package flwr: it is not installed"):
+        fedplan.export(_federated(), tmp_path / "plan.toml", library_accountant="rdp")
+
+
+def _example_schedule(rows):
+    from fedplan.planner.schedule import with_gaussian_privacy
+
+    return with_gaussian_privacy(Schedule.from_rows(rows), unit="example", sampling="poisson",
+                                 neighboring_relation="add_or_remove_one", dataset_size=None, delta=1e-5,
+                                 target_epsilon=2.0)
+
+
+def test_a_library_accountant_calibrates_one_noise_multiplier():
+    from fedplan.planner.library_accountants import calibrated
+
+    rows = [{"sample_rate": 0.01, "noise_multiplier": 1.0}] * 3 + [{"sample_rate": 0.01, "noise_multiplier": 2.0}]
+    with pytest.raises(ValueError, match="calibrates one noise_multiplier for the whole schedule; this one has 2"):
+        calibrated(_example_schedule(rows), "opacus", "rdp")
+
+
+def test_a_calibration_beyond_the_time_limit_is_refused_before_it_starts():
+    from fedplan.planner import limits
+    from fedplan.planner.library_accountants import calibrated
+
+    rows = [{"sample_rate": 0.001 * (1 + number), "noise_multiplier": 1.0} for number in range(50)]
+    with limits.using(seconds=100), pytest.raises(limits.LimitError, match=(
+            "library_accountant=prv calls Opacus PRVAccountant on 50 history entries, an estimated 200 s; the time "
+            "limit is 100 s")):
+        calibrated(_example_schedule(rows), "opacus", "prv")
