@@ -332,12 +332,14 @@ def validation_section(request, key: tuple, *, state_key: str, controls, output,
     if request is not None:
         with output:
             bar = st.progress(0.0, text=f"Press {button}")
-            cancel = st.button("Cancel", key=f"{state_key}_cancel")
+            cancel_slot = st.empty()  # emptied when the run is over: a finished run has nothing to cancel
+            cancel = cancel_slot.button("Cancel", key=f"{state_key}_cancel")
         with controls:
             st.caption(time_estimate(request))
             where_runs_go(shared())
             if st.button(button, type="primary", key=f"{state_key}_run"):
                 outcome = run_elsewhere(on_error, request, bar)
+                cancel_slot.empty()
                 if outcome is not None:
                     bar.progress(1.0, text=f"done in {outcome.seconds:.1f} s")
                 elif after_refusal is not None:

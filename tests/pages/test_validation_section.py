@@ -1,0 +1,14 @@
+"""pages/plan_validation.py, the run section the Validate page and the Planner's "Validate this plan" share."""
+
+from __future__ import annotations
+
+from tests.pages.helpers import open_page
+
+
+def test_a_finished_run_has_no_cancel_button():
+    page = open_page("7_Validate.py", timeout=300)
+    assert [b.label for b in page.button if b.label == "Cancel"] == ["Cancel"]  # offered while a run may go
+    next(b for b in page.text_input if b.label.startswith("Seeds")).set_value("1").run()
+    next(b for b in page.button if b.label == "Run simulation").click().run()
+    assert not page.exception and page.table  # the claims of the finished run
+    assert not [b for b in page.button if b.label == "Cancel"]  # was still drawn under "done in … s"
