@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.planner.display import NO_GUARANTEE, failing_hypotheses
 from fedplan.planner.export import FORMATS, SUFFIXES, render
 from fedplan.planner.tasks.base import Option, Progress, Report, Request, options, parse_count
 
@@ -32,6 +33,9 @@ _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MISSING = re.compile(r"\(missing ([^)]*)\)")
 #: What st.markdown (and st.caption, st.write of a string) reads as markup: emphasis, code, links, math, tables.
 _MARKUP = re.compile(r"([\\`*_\[\]<>#|~$])")
+#: Where a label's detail starts: "Batch size B (q = B/N)" and "r0: r0(sigma), 1/e or a number" name their box by
+#: "Batch size B" and "r0" in a message.
+_LABEL_DETAIL = re.compile(r" \(|: ")
 
 
 def literal(text: str) -> str:
@@ -92,6 +96,42 @@ def named_field(message: str, names: Sequence[str]) -> str | None:
     return None
 
 
+def box_name(label: str) -> str:
+    """A widget's label without its detail in parentheses or after a colon: how a message names the box."""
+    return _LABEL_DETAIL.split(label, maxsplit=1)[0]
+
+
+def labelled(message: str, labels: dict[str, str]) -> str:
+    """``message`` (a request's ``ValueError``: field name, value, allowed range) in the page's words: each field of
+    ``labels`` it names is replaced by its box's label (``n_samples must be …`` → ``Examples must be …``, an item
+    ``upload_epsilon[1]`` → ``ε per upload (value 2)``). A field name is replaced where it can be nothing else: it
+    has an underscore, it starts the message, it is followed by ``must`` or ``=``, it follows "raise", "lower", a
+    comma or "or" (a remedy's list: "lower batch_size, clients or epochs"), or the message is a ``give …`` list of
+    fields; so "steps" stays a word in "… is 10⁹ steps" and "clients" in "use fewer clients"."""
+    if not labels:
+        return message
+    listing = message.startswith("give ")
+    remedy = ("raise ", "lower ", ", ", " or ")
+    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(labels, key=len, reverse=True)))
+                         + r")(?:\[(\d+)\])?(?![A-Za-z0-9_])(\s*=(?!=)\s*)?(?=(\s+must\b)?)")
+
+    def name(match: re.Match) -> str:
+        field, index, assigned, must = match.groups()
+        listed = message[:match.start()].endswith(remedy)
+        if not ("_" in field or match.start() == 0 or assigned or must or listing or listed):
+            return match.group(0)
+        return labels[field] + ("" if index is None else f" (value {int(index) + 1})") + (" = " if assigned else "")
+
+    return pattern.sub(name, message)
+
+
+def initial(key: str | None, **default) -> dict:
+    """A widget's default (``value=…`` or ``index=…``), or none when its session-state key already holds its value
+    (a one-click fix set it, or an earlier run): Streamlit warns about a widget "created with a default value but
+    also had its value set via the Session State API", and the session state's value is the one shown anyway."""
+    return {} if key is not None and key in st.session_state else default
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def _cached_report(kind: str, fields: tuple, data: tuple, _request: Request) -> Report:
     return _request.run()
@@ -111,15 +151,18 @@ class Form:
     """The widgets of one request type's fields, their values, and errors shown under them.
 
     ``request_type`` gives the declarations (help, default, choices); a page may build another request type from
-    the same widgets (``build(OtherType)``) when it shares the fields.
+    the same widgets (``build(OtherType)``) when it shares the fields. A message is shown in the page's words
+    (:func:`labelled`): each field it names by the label of the box the form drew for it, or by ``labels`` (a
+    field the page names without a box, e.g. the parameter a calibration solves for).
     """
 
-    def __init__(self, request_type: type[Request]):
+    def __init__(self, request_type: type[Request], *, labels: dict[str, str] | None = None):
         self.request_type = request_type
         self.top = st.empty()
         self.slots: dict[str, Any] = {}
         self.values: dict[str, Any] = {}
         self.problems: dict[str, str] = {}
+        self.labels: dict[str, str] = dict(labels or {})
 
     def field(self, name: str, label: str, *, default: Any = None, request_type: type[Request] | None = None,
               choices: Sequence | None = None, widget: str = "radio", format_func: Callable = str,
@@ -134,16 +177,18 @@ class Form:
         shown = declared if default is None else default
         choices = list(option.choices if choices is None else choices) if option.kind == "choice" or choices else None
         self.problems.pop(name, None)
+        self.labels[name] = box_name(label)
         if choices is not None:
-            index = choices.index(shown) if shown in choices else 0
             draw = st.radio if widget == "radio" else st.selectbox
             extra = {"horizontal": True} if widget == "radio" else {}
-            value = draw(label, choices, index=index, help=option.help, format_func=format_func, key=key, **extra)
+            index = choices.index(shown) if shown in choices else 0
+            value = draw(label, choices, help=option.help, format_func=format_func, key=key,
+                         **extra, **initial(key, index=index))
         elif option.kind == "flag":
-            value = st.checkbox(label, value=bool(shown), help=option.help, key=key)
+            value = st.checkbox(label, help=option.help, key=key, **initial(key, value=bool(shown)))
         else:
-            text = st.text_input(label, shown if isinstance(shown, str) else as_text(shown), help=option.help,
-                                 key=key)
+            text = st.text_input(label, help=option.help, key=key,
+                                 **initial(key, value=shown if isinstance(shown, str) else as_text(shown)))
             try:
                 value = parse(name, option, text, optional=declared is None)
                 if limit is not None and value is not None:
@@ -159,7 +204,8 @@ class Form:
               high: int | None = None, key: str | None = None) -> int | None:
         """A page's own whole number that is no request field (e.g. how many seeds to run), parsed like a count and
         checked in [low, high]; None if refused (:meth:`build` then shows why)."""
-        text = st.text_input(label, default, help=help, key=key)
+        text = st.text_input(label, help=help, key=key, **initial(key, value=default))
+        self.labels[name] = box_name(label)
         try:
             value = check_int(name, parse(name, Option(kind="count", help=help), text), low=low, high=high)
         except ValueError as error:
@@ -168,17 +214,17 @@ class Form:
         return value
 
     def error(self, message: str, *, field: str | None = None) -> None:
-        """Show ``message`` with ``st.error`` under the widget of ``field`` (or of the field it names), else at the
-        top of the form."""
+        """Show ``message`` in the page's words (:func:`labelled`) with ``st.error`` under the widget of ``field``
+        (or of the field it names), else at the top of the form."""
         name = field if field in self.slots else named_field(message, list(self.slots))
-        (self.slots[name] if name is not None else self.top).error(message)
+        (self.slots[name] if name is not None else self.top).error(labelled(message, self.labels))
 
     def show_problems(self, skip=()) -> bool:
         """Show every text of this form that is not a number (or outside the page's limit) under its box; True if
         there was one (nothing is built from a form with a refused box)."""
         problems = [name for name in self.problems if name not in skip]
         for name in problems:
-            self.slots[name].error(self.problems[name])
+            self.slots[name].error(labelled(self.problems[name], self.labels))
         return bool(problems)
 
     def build(self, request_type: type[Request] | None = None, /, **values) -> Request | None:
@@ -236,6 +282,16 @@ def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str
             answer = report(request)
             st.info("The answer below is for the last valid inputs: correct the box marked in red to update it.")
     return answer, right, request
+
+
+def theorem_metric(column, label: str, value: str, hypotheses, *, help: str | None = None) -> None:
+    """``st.metric`` of a theorem-backed number in ``column`` and, where a hypothesis of its theorem fails, "no
+    guarantee" with the failing ones right under it: the label stays as short as its column (a label with
+    :func:`~fedplan.planner.display.theorem_label`'s " — no guarantee" was cut off in its column)."""
+    column.metric(label, value, help=help)
+    failing = failing_hypotheses(hypotheses)
+    if failing:
+        column.caption(f"**{NO_GUARANTEE}**: fails {literal('; '.join(failing))}")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -37,16 +37,20 @@ def test_damaskinos_page_dampening_and_byzantine_table(page):
     table = page.dataframe[0].value.set_index("rule")["max f"]
     assert (table["multi-krum"], table["bulyan"], table["kardam"]) == (8, 4, 6)
     page.text_input[5].set_value("-3").run()
-    assert errors(page) == [refusal(StalenessBeta, staleness_threshold=-3)]
+    assert refusal(StalenessBeta, staleness_threshold=-3) == (
+        "staleness_threshold must be a real number in (0, inf); got -3")
+    assert errors(page) == ["τ_thres must be a real number in (0, inf); got -3"]  # the box's label
     assert error_under(page, "τ_thres") == errors(page)[0]
     page.text_input[0].set_value("0").run()
-    assert errors(page) == [refusal(DpscdCalibrate, **{**MSD, "target_epsilon": 0}),
-                            refusal(StalenessBeta, staleness_threshold=-3)]
+    assert refusal(DpscdCalibrate, **{**MSD, "target_epsilon": 0}).startswith("target_epsilon must be")
+    assert errors(page) == ["ε must be a real number in [1e-09, inf); got 0",
+                            "τ_thres must be a real number in (0, inf); got -3"]
 
 
 def test_a_staleness_threshold_beyond_the_law_is_refused_under_its_box_with_the_largest_one_click_away(page):
     page.text_input[5].set_value("1e9").run()
-    assert errors(page) == [refusal(StalenessBeta, staleness_threshold=1e9)]
+    assert errors(page) == [refusal(StalenessBeta, staleness_threshold=1e9).replace("staleness_threshold", "τ_thres")]
+    assert "staleness_mean defaults to τ_thres/2" in errors(page)[0]
     assert error_under(page, "τ_thres") == errors(page)[0]  # the law's mean and std follow τ_thres on this page
     assert metric(page, "σ (MA128") == "14.2233" and len(page.dataframe) == 1  # the other tabs stay
     next(button for button in page.button if button.label.startswith("Set τ_thres")).click().run()
@@ -56,7 +60,8 @@ def test_a_staleness_threshold_beyond_the_law_is_refused_under_its_box_with_the_
 
 def test_a_batch_larger_than_the_data_is_refused_with_the_data_size_one_click_away(page):
     page.text_input[2].set_value("500").run()  # N = 500 < L = 1000
-    assert errors(page) == [refusal(DpscdCalibrate, **{**MSD, "examples": 500})]
+    assert refusal(DpscdCalibrate, **{**MSD, "examples": 500}).startswith("batch_size must be")
+    assert errors(page) == ["Batch size L must be an integer in [1, 500] (at most examples); got 1000"]
     assert error_under(page, "Batch size L (marked on the chart)") == errors(page)[0]
     next(button for button in page.button if button.label == "Set batch size L to N = 500").click().run()
     assert not page.error and page.text_input[4].value == "500"
@@ -68,7 +73,7 @@ def test_dpscd_tab_shows_the_authors_sigma_of_the_msd_setting(page):
     assert metric(page, "σ (RDP upper bound)") == "7.83916"  # spec L478: 7.83913 (6 digits, rounded up)
     assert metric(page, "Iterations T") == "17389"
     page.text_input[4].set_value("400000").run()  # L > N: the request's relation, under the batch box
-    assert errors(page) == [refusal(DpscdCalibrate, **{**MSD, "batch_size": 400_000})]
+    assert errors(page) == ["Batch size L must be an integer in [1, 347786] (at most examples); got 400000"]
     assert error_under(page, "Batch size L (marked on the chart)") == errors(page)[0]
 
 
@@ -96,7 +101,10 @@ def test_a_fraction_of_an_epoch_keeps_every_tab_and_one_error_under_epochs(page)
     assert "L = 5,000, 10,000 give no iteration at E = 0.01" in shown_texts(page)
     assert metric(page, "β") == "0.324318" and len(page.dataframe) == 1  # the other tabs are untouched
     page.text_input[4].set_value("5000").run()  # the plan's own T = 0
-    assert errors(page) == [refusal(DpscdCalibrate, **{**MSD, "epochs": 0.01, "batch_size": 5000})]
+    assert refusal(DpscdCalibrate, **{**MSD, "epochs": 0.01, "batch_size": 5000}).startswith(
+        "epochs=0.01 with examples=347786 and batch_size=5000 gives")
+    assert errors(page) == ["Epochs E = 0.01 with Examples N = 347786 and Batch size L = 5000 gives T = "
+                            "floor(epochs*N/L) = 0 iterations; need at least 1"]
     assert error_under(page, "Epochs E") == errors(page)[0]
     assert metric(page, "β") == "0.324318" and len(page.dataframe) == 1
     fix = next(button for button in page.button if button.label.startswith("Set epochs to"))
@@ -136,5 +144,6 @@ def test_byzantine_tab_refuses_no_workers_and_says_which_rules_need_more(page):
     table = page.dataframe[0].value.set_index("rule")
     assert table.loc["averaging", "max f"] == 0 and table.loc["krum", "source"].startswith("workers must be >= 3")
     page.text_input[6].set_value("0").run()
-    assert errors(page) == [refusal(ByzantineMaxF, rule="krum", workers=0)]
+    assert refusal(ByzantineMaxF, rule="krum", workers=0) == "workers must be an integer in [1, 1e+12]; got 0"
+    assert errors(page) == ["Workers n must be an integer in [1, 1e+12]; got 0"]
     assert error_under(page, "Workers n") == errors(page)[0]

@@ -174,11 +174,11 @@ def test_fedsgd_dpc_takes_rounds_offers_one_round_and_explains_a_bound_far_above
 def test_validate_page_caps_the_runs():
     page = open_page("7_Validate.py", timeout=300)
     box(page, "Seeds").set_value("6").run()
-    assert errors(page) == ["seeds must be an integer in [1, 5]; got 6"]
+    assert errors(page) == ["Seeds must be an integer in [1, 5]; got 6"]
     assert error_under(page, "Seeds") == errors(page)[0] and not [b for b in page.button if b.label == "Run simulation"]
     box(page, "Seeds").set_value("2")
     box(page, "Examples").set_value("1e6").run()  # counts parse as on the command line; the page caps them
-    assert errors(page) == ["n_samples must be an integer in [100, 200000]; got 1000000"]
+    assert errors(page) == ["Examples must be an integer in [100, 200000]; got 1000000"]  # the box's label
 
 
 def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
