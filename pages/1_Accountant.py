@@ -17,7 +17,7 @@ import streamlit as st
 
 from fedplan.bounds import sampling
 from fedplan.pages.accountant_curves import accountant_name, epsilon_curve
-from fedplan.pages.widgets import Form, literal, report
+from fedplan.pages.widgets import Form, box_name, literal, report
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
 from fedplan.planner.tasks.base import Report
@@ -34,6 +34,10 @@ CALIBRATIONS = {"noise_multiplier": CalibrateNoise, "steps": CalibrateSteps, "sa
 #: The schedule's fields as the page labels them, with the page's defaults.
 SCHEDULE_FIELDS = (("sample_rate", "Sample rate q (share of the data per step)", "0.01"),
                    ("noise_multiplier", "Noise multiplier σ", "1.1"), ("steps", "Steps T", "10000"))
+#: A schedule field as the page names it ("Solve for", messages) and its symbol (a metric's label, short enough for
+#: its column).
+NAMES = {name: box_name(label) for name, label, _ in SCHEDULE_FIELDS}
+SYMBOLS = {"sample_rate": "q", "noise_multiplier": "σ", "steps": "T"}
 #: The session-state key of the calibration's target ε box (the one-click fix of an unreachable target sets it).
 TARGET_KEY = "calibration_target_epsilon"
 #: A calibration's refusal when the target is out of reach at the end of the parameter's range
@@ -117,9 +121,11 @@ def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
         metrics[1].metric(f"ε ({accountant_name(compared)})", shown_epsilon(compared["epsilon"]))
         if tight["epsilon"] > 0:
             gap = 100 * (compared["epsilon"] / tight["epsilon"] - 1)
-            label = ("RDP bound below the PLD bound by" if gap < 0 else
-                     "RDP overstates ε by" if tight["bound"] == "tight" else "RDP bound above the PLD bound by")
-            metrics[2].metric(label, f"{abs(gap):.3g} %")
+            label = ("RDP below PLD by" if gap < 0 else
+                     "RDP overstates ε by" if tight["bound"] == "tight" else "RDP above PLD by")
+            metrics[2].metric(label, f"{abs(gap):.3g} %",
+                              help=f"the RDP upper bound is {abs(gap):.3g} % {'below' if gap < 0 else 'above'} the "
+                                   f"{accountant_name(tight)} ε of the same schedule")
     elif rdp is None and tight["accountant"] == "pld":
         metrics[1].caption("No RDP bound is implemented for this sampling: PLD only.")
     if tight["epsilon"] == 0:
@@ -228,14 +234,14 @@ def reachable_target(message: str) -> tuple[str, str] | None:
     parameter, end, reached = found.group(1), found.group(2), float(found.group(3))
     digits = 2 - math.floor(math.log10(reached)) if reached > 0 else 0
     target = math.ceil(reached * 10**digits * (1 + 1e-9)) / 10**digits
-    return f"{target:.{max(digits, 0)}f}", f"{parameter} = {end}, the end of its range, reaches ε = {reached:g}"
+    return f"{target:.{max(digits, 0)}f}", f"{NAMES[parameter]} = {end}, the end of its range, reaches ε = {reached:g}"
 
 
 def calibration_page() -> None:
     left, right = st.columns([1, 2])
     with left:
-        parameter = st.radio("Solve for", list(CALIBRATIONS), horizontal=True)
-        form = Form(CALIBRATIONS[parameter])
+        parameter = st.radio("Solve for", list(CALIBRATIONS), horizontal=True, format_func=NAMES.get)
+        form = Form(CALIBRATIONS[parameter], labels={parameter: NAMES[parameter]})
         form.field("target_epsilon", "Target ε", default="2", key=TARGET_KEY)
         form.field("target_delta", "Target δ", default="1e-5")
         for name, label, default in SCHEDULE_FIELDS:
@@ -253,8 +259,8 @@ def calibration_page() -> None:
         form.error(failure)
         nearest = reachable_target(failure)
         if nearest is not None:
-            right.write(f"No {parameter} meets this target. The nearest target that can be met: ε = {nearest[0]} "
-                        f"({nearest[1]}).")
+            right.write(f"No {NAMES[parameter]} meets this target. The nearest target that can be met: "
+                        f"ε = {nearest[0]} ({nearest[1]}).")
             right.button(f"Set target ε to {nearest[0]}", on_click=st.session_state.__setitem__,
                          args=(TARGET_KEY, nearest[0]))
     answer, request = kept(f"accountant_calibrate_{parameter}", answer, request, right, report)
@@ -262,11 +268,14 @@ def calibration_page() -> None:
         return
     with right:
         first, second, third = st.columns(3)
-        first.metric(f"{parameter} ({accountant_name(answer)})", calibrated_text(parameter, answer["value"]))
+        symbol = SYMBOLS[parameter]
+        first.metric(f"{symbol} ({accountant_name(answer)})", calibrated_text(parameter, answer["value"]),
+                     help=f"{NAMES[parameter]}, calibrated by the {accountant_name(answer)} accountant")
         second.metric(f"ε reached ({accountant_name(answer)})", shown_epsilon(answer["epsilon"]),
                       help=f"target ε = {answer['target_epsilon']:g} at δ = {answer['target_delta']:g}")
         if answer["rdp_value"] is not None and answer["accountant"] == "pld":
-            third.metric(f"{parameter} (RDP upper bound)", calibrated_text(parameter, answer["rdp_value"]))
+            third.metric(f"{symbol} (RDP upper bound)", calibrated_text(parameter, answer["rdp_value"]),
+                         help=f"{NAMES[parameter]} the RDP upper bound calibrates (a more cautious value)")
         st.caption(literal(answer.statement))
         if answer["fallback_reason"]:
             st.warning(answer["fallback_reason"])
@@ -279,7 +288,7 @@ def calibration_page() -> None:
         elif answer["epsilon"] < answer["target_epsilon"] / 2:
             st.info(f"The ε reached ({shown_epsilon(answer['epsilon'])}) is far below the target "
                     f"{answer['target_epsilon']:g}: by the {accountant_name(answer)} accountant, ε jumps past the "
-                    f"target just beyond {parameter} = {calibrated_text(parameter, answer['value'])}, so this is the "
+                    f"target just beyond {symbol} = {calibrated_text(parameter, answer['value'])}, so this is the "
                     "best value it certifies.")
         downloads(f"calibrate_{parameter}", f"calibrate {parameter}", {"answer": answer})
 

@@ -54,8 +54,8 @@ def test_the_sampling_that_runs_is_accounted(app):
     app.selectbox[0].set_value("with_replacement").run()
     app.selectbox[1].set_value("add_or_remove_one").run()
     assert not app.exception
-    assert errors(app) == ["sampling=with_replacement needs dataset_size (N): a record's multiplicity among "
-                           "s = qN draws is Binomial(s, 1/N)"]
+    assert errors(app) == ["Sampling = with_replacement needs Data set size N (N): a record's multiplicity among "
+                           "s = qN draws is Binomial(s, 1/N)"]  # "sampling=… needs dataset_size": the boxes' names
     app.selectbox[0].set_value("shuffle").run()
     assert not app.exception and not app.error
     assert float(metric(app, "ε (exact, upper bound)")) > 5.1937
@@ -81,12 +81,15 @@ def test_with_replacement_under_replace_one_from_the_page(app):
 def test_bad_input_is_the_requests_message_under_its_widget(app):
     app.text_input[0].set_value("1.5").run()
     assert not app.exception
-    assert errors(app) == [refusal(Epsilon, **{**SCHEDULE, "sample_rate": 1.5})]
+    # the request's words (value, allowed range) with the box named by its label, not by its field sample_rate
+    assert refusal(Epsilon, **{**SCHEDULE, "sample_rate": 1.5}) == (
+        "sample_rate must be a real number in (0, 1]; got 1.5")
+    assert errors(app) == ["Sample rate q must be a real number in (0, 1]; got 1.5"]
     assert error_under(app, "Sample rate q (share of the data per step)") == errors(app)[0]
     assert metric(app, "ε (PLD, tight)") == "5.1927"  # the last valid inputs' answer stays, saying so
     assert "last valid inputs" in app.info[0].value
     app.text_input[0].set_value("abc").run()
-    assert errors(app) == ["sample_rate must be a number; got 'abc'"]
+    assert errors(app) == ["Sample rate q must be a number; got 'abc'"]
     app.text_input[0].set_value("0.01")
     app.text_input[2].set_value("1e4").run()  # steps parse as on the command line
     assert not app.error and metric(app, "ε (PLD") == "5.1927"
@@ -109,15 +112,25 @@ def test_calibration_page(app):
     statement = CalibrateNoise(target_epsilon=2, target_delta=1e-5, sample_rate=0.01, steps=10_000,
                                **PAGE_BUDGET).run().statement
     assert app.caption[0].value == literal(statement)  # shown as typed: 'sample_rate=…' is no markup
-    pld_sigma = float(metric(app, "noise_multiplier (PLD"))
-    rdp_sigma = float(metric(app, "noise_multiplier (RDP upper bound)"))
+    pld_sigma = float(metric(app, "σ (PLD"))
+    rdp_sigma = float(metric(app, "σ (RDP upper bound)"))
     assert pld_sigma < rdp_sigma
     app.radio[1].set_value("steps").run()
-    assert not app.exception and int(metric(app, "steps (PLD")) > int(metric(app, "steps (RDP upper bound)"))
-    shown = metric(app, "steps (PLD")
+    assert not app.exception and int(metric(app, "T (PLD")) > int(metric(app, "T (RDP upper bound)"))
+    shown = metric(app, "T (PLD")
     app.text_input[0].set_value("abc").run()  # refused under its box; the last valid answer stays, saying so
-    assert error_under(app, "Target ε") == "target_epsilon must be a number; got 'abc'"
-    assert metric(app, "steps (PLD") == shown and "last valid inputs" in app.info[0].value
+    assert error_under(app, "Target ε") == "Target ε must be a number; got 'abc'"
+    assert metric(app, "T (PLD") == shown and "last valid inputs" in app.info[0].value
+
+
+def test_solve_for_names_the_boxes_by_their_labels(app):
+    """ "Solve for: noise_multiplier | steps | sample_rate" showed the request's field names; now the labels of the
+    boxes they replace, and the answer is headed by the symbol with the name in its help."""
+    app.radio[0].set_value("Calibrate a parameter").run()
+    solve_for = app.radio[1]
+    assert solve_for.label == "Solve for" and solve_for.options == ["Noise multiplier σ", "Steps T", "Sample rate q"]
+    assert [box.label for box in app.text_input][2:4] == ["Sample rate q (share of the data per step)", "Steps T"]
+    assert app.metric[0].label == "σ (PLD, tight)" and app.metric[0].help.startswith("Noise multiplier σ, calibrated")
 
 
 def test_small_and_large_epsilons_keep_their_digits(app):
@@ -139,7 +152,7 @@ def test_a_single_step_answer_is_explained(app):
     app.text_input[0].set_value("0.15").run()
     one, two = (Epsilon(**{**SCHEDULE, "steps": steps}, **PAGE_BUDGET).run()["epsilon"] for steps in (1, 2))
     assert one <= 0.15 < two  # 0.1423 and 0.1745: one step fits, two do not
-    assert not app.exception and not app.error and metric(app, "steps (PLD, tight)") == "1"
+    assert not app.exception and not app.error and metric(app, "T (PLD, tight)") == "1"
     assert app.info[0].value.startswith("Only 1 step meets the target")
 
 
@@ -160,8 +173,8 @@ def test_calibrating_the_sample_rate_for_a_tiny_target_is_an_answer(app):
     app.radio[1].set_value("sample_rate").run()
     app.text_input[0].set_value("0.01").run()
     assert not app.exception and not app.error
-    assert labels(app) == ["sample_rate (RDP upper bound)", "ε reached (RDP upper bound)"]
-    assert metric(app, "sample_rate") == "1.18942e-07" and metric(app, "ε reached") == "0"
+    assert labels(app) == ["q (RDP upper bound)", "ε reached (RDP upper bound)"]
+    assert metric(app, "q (") == "1.18942e-07" and metric(app, "ε reached") == "0"
     assert "RDP answer reported" in app.warning[0].value and "far below the target 0.01" in app.info[0].value
 
 
@@ -174,8 +187,8 @@ def test_every_accountant_is_named_by_its_guarantee(app):
     app.selectbox[0].set_value("fixed_size").run()
     fixed = {name: Epsilon(**SCHEDULE, sampling="fixed_size", accountant=name, **PAGE_BUDGET).run()["epsilon"]
              for name in ("pld", "rdp")}
-    assert labels(app) == ["ε (PLD upper bound)", "ε (RDP upper bound)", "RDP bound above the PLD bound by"]
-    assert metric(app, "RDP bound above") == f"{100 * (fixed['rdp'] / fixed['pld'] - 1):.3g} %"
+    assert labels(app) == ["ε (PLD upper bound)", "ε (RDP upper bound)", "RDP above PLD by"]  # fits its column
+    assert metric(app, "RDP above") == f"{100 * (fixed['rdp'] / fixed['pld'] - 1):.3g} %"
     app.selectbox[0].set_value("shuffle").run()
     assert labels(app) == ["ε (exact, upper bound)"]  # no credit for shuffling: exact composition, upper bound
     app.selectbox[0].set_value("poisson").run()
@@ -257,13 +270,18 @@ def test_an_unreachable_target_offers_the_nearest_one_with_one_click(app):
     app.text_input[0].set_value("0.01").run()
     message = refusal(CalibrateSampleRate, target_epsilon=0.01, target_delta=1e-5, noise_multiplier=1.1, steps=10_000,
                       sampling="shuffle", **PAGE_BUDGET)
-    assert errors(app) == [message] and error_under(app, "Target ε") == message
+    assert message.startswith("target_epsilon=0.01 cannot be met: even sample_rate=1e-12 (the lower end")
+    shown = message.replace("target_epsilon=", "Target ε = ").replace("sample_rate=", "Sample rate q = ")
+    assert errors(app) == [shown] and error_under(app, "Target ε") == shown
     # shuffling uses every record once however small q is: one Gaussian release, ε = 3.92125 at σ = 1.1, δ = 1e-5
     assert analytic_gaussian_epsilon(1.1, 1e-5) == pytest.approx(3.92125, abs=1e-5)
     assert [button.label for button in app.button] == ["Set target ε to 3.93"]
+    assert [m.value for m in app.markdown if m.value.startswith("No ")] == [
+        "No Sample rate q meets this target. The nearest target that can be met: ε = 3.93 (Sample rate q = 1e-12, "
+        "the end of its range, reaches ε = 3.92125)."]
     app.button[0].click().run()
     assert not app.exception and not app.error and app.text_input[0].value == "3.93"
-    assert labels(app)[0] == "sample_rate (exact, upper bound)" and float(metric(app, "ε reached")) <= 3.93
+    assert labels(app)[0] == "q (exact, upper bound)" and float(metric(app, "ε reached")) <= 3.93
 
 
 def test_a_schedule_file_is_accounted_named_and_exported(monkeypatch):
