@@ -7,13 +7,15 @@ map is :func:`fedplan.planner.fedsgd_dpc.laplace_landscape` of the same problem.
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page, literal
-from fedplan.planner.display import number_text, theorem_label
+from fedplan.pages.widgets import Form, form_page, literal, theorem_metric
+from fedplan.planner.display import number_text
 from fedplan.planner.export import render
 from fedplan.planner.fedsgd_dpc import (
     LARGEST_USEFUL_EPSILON,
@@ -40,8 +42,8 @@ EPSILON_KEY = "fedsgd_target_epsilon"
 #: The page's own cap on N: the exact optimum searches every b = 1..N (1 s at N = 10⁴, 40 s at 10⁵); the CLI and the
 #: API take up to 10⁷.
 MAX_PAGE_CLIENTS = 10_000
-#: Rounds and clients per round drawn in the heat map (at most).
-MAP_ROUNDS, MAP_CLIENTS = 60, 40
+#: Rounds and clients per round drawn in the heat map (at most), and the labels on each of its axes (at most).
+MAP_ROUNDS, MAP_CLIENTS, MAP_TICKS = 60, 40, 7
 
 
 def inputs() -> tuple[Form, FedsgdDpcOptimum | None]:
@@ -57,15 +59,23 @@ def inputs() -> tuple[Form, FedsgdDpcOptimum | None]:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def landscape(fields: tuple, optimal_rounds: int, clients_per_round: int, _request: FedsgdDpcOptimum) -> dict:
-    """The Vega-Lite spec of the heat map of U(T, b) on T in [0, max(3T*, 10)] (and T*) and on b = 1..N (a geometric
-    spread with b* when N > 40): built and validated once per request, not on every rerun."""
+    """The Vega-Lite spec of the heat map of U(T, b) on T in [0, max(3T*, 10)] in round steps (and T*) and on
+    b = 1..N (a geometric spread with b* and the powers of ten when N > 40), with a few round labels per axis: built
+    and validated once per request, not on every rerun."""
     top = max(3 * optimal_rounds, 10)
-    rounds = np.unique(np.append(np.linspace(0, top, MAP_ROUNDS).astype(int), optimal_rounds))
+    step = nice_step(top, MAP_ROUNDS - 1)
+    rounds = np.unique(np.append(np.arange(0, top + 1, step), optimal_rounds))
     clients = landscape_clients(num_clients=_request.clients, marked=clients_per_round, points=MAP_CLIENTS)
+    if _request.clients <= MAP_CLIENTS:
+        client_ticks = linear_ticks(clients, 1)
+    else:  # a geometric spread (1, 2, 3, 5, … N): labelled at the powers of ten, drawn as cells too, and N
+        client_ticks = [10**power for power in range(math.ceil(math.log10(_request.clients)))] + [_request.clients]
+        clients = sorted({*clients, *client_ticks})
     cells = laplace_landscape(problem=_request.raw_problem(), epsilon=_request.target_epsilon,
                               clipping_norm=_request.clipping_norm, rounds=rounds, clients_per_round=clients,
                               variant=_request.variant)
-    return landscape_chart(cells, optimal_rounds, clients_per_round).to_dict()
+    ticks = (linear_ticks(rounds, step), client_ticks)
+    return landscape_chart(cells, optimal_rounds, clients_per_round, ticks).to_dict()
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -83,11 +93,28 @@ def exports(fields: tuple, _plan) -> dict[str, str]:
     return {fmt: render(schedule, fmt) for fmt in ("json", "csv")}
 
 
-def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int) -> alt.Chart:
+def nice_step(span: float, count: int) -> int:
+    """The smallest whole 1, 2 or 5 × 10^k at least ``span / count``: a grid or tick step people read."""
+    raw = max(span / count, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    return int(next(factor * power for factor in (1, 2, 5, 10) if factor * power >= raw))
+
+
+def linear_ticks(values, step: int, most: int = MAP_TICKS) -> list[int]:
+    """The labelled cells of an evenly spaced axis (multiples of ``step``): the first value and the multiples of a
+    round tick (a multiple of ``step``), at most about ``most``: a label on each of 61 cells was unreadable."""
+    ordered = sorted({int(value) for value in values})
+    tick = math.lcm(nice_step(ordered[-1] - ordered[0], most - 1), step)
+    return [value for value in ordered if value == ordered[0] or value % tick == 0]
+
+
+def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int,
+                    ticks: tuple[list[int], list[int]]) -> alt.Chart:
+    """The heat map of U(T, b), log colour scale, with the answer in red; ``ticks``: the T and the b labelled."""
     frame = pd.DataFrame(cells).assign(log10_U=lambda d: np.log10(d["U"]))
     heat = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("T:O", title="rounds T", axis=alt.Axis(labelOverlap=True)),
-        y=alt.Y("b:O", title="clients per round b", sort="descending", axis=alt.Axis(labelOverlap=True)),
+        x=alt.X("T:O", title="rounds T", axis=alt.Axis(values=ticks[0], labelAngle=0)),
+        y=alt.Y("b:O", title="clients per round b", sort="descending", axis=alt.Axis(values=ticks[1])),
         color=alt.Color("log10_U:Q", title="log₁₀ U", scale=alt.Scale(scheme="viridis")),
         tooltip=["T", "b", alt.Tooltip("U", format=".5g")])
     choice = pd.DataFrame([{"T": rounds, "b": clients_per_round}])
@@ -139,13 +166,12 @@ def main() -> None:
     with right:
         columns = st.columns(4)
         columns[0].metric("T* (rounds)", number_text(rounds, 12))
-        columns[1].metric("b* (clients per round)", f"{summary['b_star']}")
-        columns[2].metric(theorem_label("Bound U(T*, b*)", summary["hypotheses"]), number_text(summary["bound"],
-                                                                                               up=True))
+        columns[1].metric("b* (clients/round)", f"{summary['b_star']}")
+        theorem_metric(columns[2], "Bound U(T*, b*)", number_text(summary["bound"], up=True), summary["hypotheses"])
         label, beside = (("Exact optimum", summary["exact_optimum"]) if summary["variant"] == "paper"
                          else ("Paper rule", summary["paper_rule"]))
-        columns[3].metric(f"{label} (T, b)", f"({number_text(beside['T'], 12)}, {beside['b']})",
-                          help=f"U = {number_text(beside['bound'], up=True)}")
+        columns[3].metric(label, f"({number_text(beside['T'], 12)}, {beside['b']})",
+                          help=f"(T, b) of the {label.lower()}, U = {number_text(beside['bound'], up=True)}")
         if rounds == 0:
             explain_no_training(request, summary["bound"])
         else:

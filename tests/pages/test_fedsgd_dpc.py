@@ -41,14 +41,15 @@ def test_fedsgd_page_paper_variant_shows_the_paper_rule_with_the_exact_optimum_b
 def test_fedsgd_page_reports_a_violated_assumption(fedsgd_page):
     fedsgd_page.text_input[3].set_value("30").run()  # μ = 30 > λ = 20
     assert not fedsgd_page.exception
-    assert errors(fedsgd_page) == [refusal(FedsgdDpcOptimum, **{**README, "strong_convexity": 30})]
-    assert errors(fedsgd_page) == ["smoothness must be a real number in [30, inf); got 20"]
+    assert refusal(FedsgdDpcOptimum, **{**README, "strong_convexity": 30}) == (
+        "smoothness must be a real number in [30, inf); got 20")
+    assert errors(fedsgd_page) == ["Smoothness λ must be a real number in [30, inf); got 20"]
     assert error_under(fedsgd_page, "Smoothness λ") == errors(fedsgd_page)[0]
     fedsgd_page.text_input[3].set_value("10")
     fedsgd_page.text_input[0].set_value("1").run()
     # the request's words with the page's own range (N ≤ 10 000 here; the request takes up to 1e7)
     assert refusal(FedsgdDpcOptimum, **{**README, "clients": 1}) == "clients must be an integer in [2, 1e+07]; got 1"
-    assert errors(fedsgd_page) == ["clients must be an integer in [2, 10000]; got 1"]
+    assert errors(fedsgd_page) == ["Clients N must be an integer in [2, 10000]; got 1"]
     assert error_under(fedsgd_page, CLIENTS) == errors(fedsgd_page)[0]
 
 
@@ -80,19 +81,24 @@ def test_fedsgd_page_takes_one_size_per_client(fedsgd_page):
     """"6000,3000" was refused as not a whole number; it is one size per client now (as on the command line)."""
     box = "Records per client d_i (one for all, or one per client: 6000, 3000, …)"
     fedsgd_page.text_input[1].set_value("6000,3000").run()
-    assert errors(fedsgd_page) == [refusal(FedsgdDpcOptimum, **{**README, "client_size": (6000, 3000)})]
-    assert error_under(fedsgd_page, box) == "client_size must be one value or one value per client (10); got 2 values"
+    assert refusal(FedsgdDpcOptimum, **{**README, "client_size": (6000, 3000)}) == (
+        "client_size must be one value or one value per client (10); got 2 values")
+    assert errors(fedsgd_page) == [
+        "Records per client d_i must be one value or one value per client (10); got 2 values"]
+    assert error_under(fedsgd_page, box) == errors(fedsgd_page)[0]
     fedsgd_page.text_input[0].set_value("2").run()
     assert not fedsgd_page.exception and not fedsgd_page.error
     request = FedsgdDpcOptimum(**{**README, "clients": 2, "client_size": (6000, 3000)}).run()
     assert metric(fedsgd_page, "T*") == f"{request['T_star']}" == "14"
-    assert metric(fedsgd_page, "Bound U(T*, b*) — no guarantee") == "0.3618"  # d_1 = ... = d_N (L250) fails
+    assert metric(fedsgd_page, "Bound U(T*, b*)") == "0.3618"  # d_1 = ... = d_N (L250) fails: said right under it
+    assert [c.value for c in fedsgd_page.caption if c.value.startswith("**no guarantee**")] == [
+        "**no guarantee**: fails d\\_1 = ... = d\\_N"]
     assert request["bound"] <= 0.3618 < request["bound"] + 1e-4  # rounded up in the 4th digit
 
 
 def test_fedsgd_page_keeps_every_input_and_the_last_answer_under_a_bad_value(fedsgd_page):
     fedsgd_page.text_input[0].set_value("x").run()
-    assert error_under(fedsgd_page, CLIENTS) == "clients must be a whole number such as 10000 or 1e4; got 'x'"
+    assert error_under(fedsgd_page, CLIENTS) == "Clients N must be a whole number such as 10000 or 1e4; got 'x'"
     assert [box.label for box in fedsgd_page.text_input] == [
         CLIENTS, "Records per client d_i (one for all, or one per client: 6000, 3000, …)", "Model dimension p",
         "Strong convexity μ", "Smoothness λ", "Gradient bound G", "Non-iid degree Γ", "‖θ₀ − θ*‖² (Y₀)",
@@ -127,8 +133,32 @@ def test_fedsgd_page_exports_json_and_csv(monkeypatch):
     assert len(rows) == 2 and not page.exception
 
 
+def test_fedsgd_page_heat_map_labels_a_few_round_numbers_per_axis(fedsgd_page):
+    """Every one of the 61 rounds (0, 6, 12, 18, … 353, 360) was labelled, turned on its side: crammed. Now the rounds
+    are drawn in round steps (10 up to 3T* = 360) and a few round numbers label each axis, the rounds horizontally."""
+    [(spec, [heat, _])] = charts(fedsgd_page)
+    x, y = spec["layer"][0]["encoding"]["x"]["axis"], spec["layer"][0]["encoding"]["y"]["axis"]
+    assert sorted(set(heat["T"])) == list(range(0, 361, 10)) and sorted(set(heat["b"])) == list(range(1, 11))
+    assert x["labelAngle"] == 0 and x["values"] == [0, 100, 200, 300]
+    assert y["values"] == [1, 2, 4, 6, 8, 10]
+    fedsgd_page.text_input[0].set_value("1000").run()  # b on a geometric spread: labelled at the powers of ten
+    [(spec, [heat, _])] = charts(fedsgd_page)
+    x, y = spec["layer"][0]["encoding"]["x"]["axis"], spec["layer"][0]["encoding"]["y"]["axis"]
+    assert x["values"] == [0, 10_000, 20_000, 30_000] and y["values"] == [1, 10, 100, 1000]
+    assert set(y["values"]) <= set(heat["b"]) and set(x["values"]) <= set(heat["T"])
+
+
+def test_fedsgd_page_metric_labels_fit_their_columns(fedsgd_page):
+    """ "b* (clients per round)" and "Bound U(T*, b*) — no guarantee" were cut in a column a quarter of the results
+    wide (Chromium, 1280 px: 123 px, about 20 characters)."""
+    assert [m.label for m in fedsgd_page.metric] == ["T* (rounds)", "b* (clients/round)", "Bound U(T*, b*)",
+                                                     "Paper rule"]
+    assert fedsgd_page.metric[3].help == "(T, b) of the paper rule, U = 0.0675"
+    assert 0.0674 < FedsgdDpcOptimum(**README).run()["paper_rule"]["bound"] <= 0.0675  # rounded up
+
+
 def test_fedsgd_page_heat_map_stays_small_for_many_clients(fedsgd_page):
-    """N = 1000 drew 120 × 1000 cells (4 s a rerun); now at most 40 b (with b*) by about 60 T."""
+    """N = 1000 drew 120 × 1000 cells (4 s a rerun); now at most 40 b (with b* and the powers of ten) by about 60 T."""
     fedsgd_page.text_input[0].set_value("1000").run()
     [(spec, [heat, star])] = charts(fedsgd_page)
     assert heat["b"].nunique() <= 41 and heat["T"].nunique() <= 61 and len(star) == 1
@@ -150,5 +180,5 @@ def test_fedsgd_page_privacy_caption_shows_the_epsilon_the_noise_guarantees(feds
 def test_fedsgd_page_caps_the_clients_it_searches(fedsgd_page):
     """N = 1e5 took 40 s (the exact optimum tries every b); the page takes N up to 10 000 and says so under the box."""
     fedsgd_page.text_input[0].set_value("1e5").run()
-    assert error_under(fedsgd_page, CLIENTS) == "clients must be an integer in [2, 10000]; got 100000"
+    assert error_under(fedsgd_page, CLIENTS) == "Clients N must be an integer in [2, 10000]; got 100000"
     assert metric(fedsgd_page, "T*") == "120"  # the last valid answer stays
