@@ -13,15 +13,16 @@ import csv
 import dataclasses
 import io
 import math
+import re
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from fedplan.bounds import adp2sgd as xu
-from fedplan.pages.widgets import Form, report
+from fedplan.pages.widgets import Form, report, theorem_metric
 from fedplan.planner.adp2sgd import epsilon_against_noise
-from fedplan.planner.display import NO_GUARANTEE, accountant_label, epsilon_text, theorem_label
+from fedplan.planner.display import NO_GUARANTEE, accountant_label, epsilon_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.adp2sgd import MinEpsilon, Sigma
 
@@ -38,6 +39,10 @@ Z_TITLE = "noise multiplier z = noise std / (2G/B)"
 SETTING_FIELDS = ("workers", "examples_per_worker", "batch_size", "steps")
 #: The largest z :func:`fedplan.bounds.adp2sgd.tight_noise_multiplier` searches.
 MAX_SEARCHED_NOISE = 1e4
+#: A checked condition ``value relation bound`` (:func:`fedplan.bounds.theorem.hypothesis`'s detail), and what a
+#: failed one's numbers give instead.
+CHECKED = re.compile(r"^(\S+) (<=|>=|<|>) (\S+)$")
+NEGATED = {">=": "<", "<=": ">", "<": "≥", ">": "≤"}
 
 
 def setting_inputs() -> tuple[Form, MinEpsilon | None, Form, Sigma | None]:
@@ -141,12 +146,27 @@ def zero_epsilon_note(epsilon: float, setting: xu.Setting) -> None:
 def floor_metrics(floor: dict, setting: xu.Setting) -> None:
     band = tuple(floor["noise_band"])
     columns = st.columns(3)
-    columns[0].metric(theorem_label("Smallest ε Theorem 2 certifies", floor["hypotheses"]),
-                      epsilon_text(floor["floor_epsilon"]), help=f"at z = {floor['floor_noise_multiplier']:.5g}")
+    theorem_metric(columns[0], "Least ε, Theorem 2", epsilon_text(floor["floor_epsilon"]), floor["hypotheses"],
+                   help=f"the smallest ε Theorem 2 certifies here, at z = {floor['floor_noise_multiplier']:.5g}")
     columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})",
                       help="Theorem 2 certifies a noise level z only inside [√1.5, √(1/(eγ) − 1)), γ = B/(K n)")
-    columns[2].metric(f"ε at that z ({RDP_LABEL})", epsilon_text(floor["tight_epsilon"]), help=floor["tight_sampling"])
+    columns[2].metric(f"ε ({RDP_LABEL})", epsilon_text(floor["tight_epsilon"]),
+                      help=f"at the same z = {floor['floor_noise_multiplier']:.5g}; {floor['tight_sampling']}")
     zero_epsilon_note(floor["tight_epsilon"], setting)
+
+
+def failed_conditions(hypotheses) -> str:
+    """The conditions of Theorem 2 (xu L171-175, Lemma 2) that fail, each with the numbers that break it: "target
+    epsilon >= the smallest epsilon Theorem 2 certifies (floor) fails: 10 < 16.3518" (the check's own detail,
+    "10 >= 16.3518", read as if it held; a detail that says what failed, "undefined: C1 <= 0", as it is)."""
+    failed = []
+    for item in hypotheses:
+        if item.holds:
+            continue
+        checked = CHECKED.match(item.detail)
+        numbers = f"{checked.group(1)} {NEGATED[checked.group(2)]} {checked.group(3)}" if checked else item.detail
+        failed.append(f"{item.name} fails: {numbers}")
+    return "; ".join(failed)
 
 
 def target_section(answer, floor: dict | None) -> float | None:
@@ -157,17 +177,17 @@ def target_section(answer, floor: dict | None) -> float | None:
     st.subheader(f"Noise for a target ε = {target:g} at δ = {plan.setting.delta:g}")
     paper = plan.paper_noise
     columns = st.columns(3)
-    columns[0].metric("z, Theorem 2 (least over μ)",
+    columns[0].metric("z, Theorem 2",
                       epsilon_text(paper.noise_multiplier) if paper.feasible else "none certified",
-                      help="noise multiplier z rounded up (more noise never costs privacy)")
+                      help="the least noise multiplier z over μ, rounded up (more noise never costs privacy)")
     columns[1].metric(f"z, {RDP_LABEL}", epsilon_text(answer["tight_noise_multiplier"]),
                       help=f"least z with ε ≤ target: {answer['tight_accountant']}; {answer['tight_sampling']}")
-    columns[2].metric(f"ε at the chosen z ({RDP_LABEL})", epsilon_text(answer["tight_epsilon"]),
-                      help=f"chosen: {answer['noise_source']}")
+    columns[2].metric(f"ε at z ({RDP_LABEL})", epsilon_text(answer["tight_epsilon"]),
+                      help=f"at the chosen z: {answer['noise_source']}")
     zero_epsilon_note(answer["tight_epsilon"], plan.setting)
     if not paper.feasible:
-        st.warning(f"Theorem 2 certifies no noise for ε = {target:g}: {answer['paper_reason']}. The noise shown is "
-                   f"the {RDP_LABEL}'s.")
+        st.warning(f"Theorem 2 certifies no noise for ε = {target:g}: {failed_conditions(paper.hypotheses)}. The "
+                   f"noise shown is the {RDP_LABEL}'s.")
         if floor is not None:
             nearest = epsilon_text(floor["floor_epsilon"])
             st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies",

@@ -37,18 +37,24 @@ def set_setting(page, values: dict) -> None:
 
 def test_adp2sgd_page_shows_the_floor_and_the_band_of_the_cifar_setting(page):
     assert not page.exception and not page.error
-    assert metric(page, "Smallest ε") == "8.3437"  # spec TV-P2: 8.3436582, shown rounded up
+    # labels that fit a third of the results' width ("Smallest ε Theorem 2 certifies", "ε at the chosen z (RDP upper
+    # bound)" were cut), the detail in their help
+    assert [m.label for m in page.metric] == ["Least ε, Theorem 2", "Noise band (z)", "ε (RDP upper bound)",
+                                              "z, Theorem 2", "z, RDP upper bound", "ε at z (RDP upper bound)"]
+    assert metric(page, "Least ε, Theorem 2") == "8.3437"  # spec TV-P2: 8.3436582, shown rounded up
     assert metric(page, "Noise band") == "[1.225, 8.417)"
-    assert float(metric(page, "ε at that z (RDP upper bound)")) < 8.3437
+    assert float(metric(page, "ε (RDP upper bound)")) < 8.3437
     page.text_input[2].set_value("0").run()
-    assert errors(page) == [refusal(MinEpsilon, **{**CIFAR, "batch_size": 0})]
+    assert refusal(MinEpsilon, **{**CIFAR, "batch_size": 0}) == "batch_size must be an integer in [1, 1e+12]; got 0"
+    assert errors(page) == ["Batch size B must be an integer in [1, 1e+12]; got 0"]  # the box's label, not batch_size
     assert error_under(page, "Batch size B") == errors(page)[0]
     page.text_input[2].set_value("5000").run()  # a relation between fields (B ≤ n) is shown under B too
-    assert errors(page) == [refusal(MinEpsilon, **{**CIFAR, "batch_size": 5000})]
+    assert errors(page) == ["Batch size B must be an integer in [1, 3125]; got 5000"]
     assert error_under(page, "Batch size B") == errors(page)[0]
     page.text_input[2].set_value("256")
     page.text_input[3].set_value("1e12").run()  # once, under T (the target's form repeated it when the run refused)
-    assert errors(page) == [refusal(MinEpsilon, **{**CIFAR, "steps": 10**12})]
+    assert refusal(MinEpsilon, **{**CIFAR, "steps": 10**12}).startswith("steps must be an integer in [1, 1e+09]")
+    assert errors(page) == ["Iterations T must be an integer in [1, 1e+09]; got 1000000000000"]
     assert error_under(page, "Iterations T") == errors(page)[0]
 
 
@@ -61,24 +67,26 @@ def test_a_target_epsilon_gets_theorem2s_noise_and_the_rdp_bounds_with_the_accou
     assert metric(page, "z, Theorem 2") == "none certified"
     assert f"{float(metric(page, 'z, RDP upper bound')):.3f}" == "1.730"  # §5.6
     assert "8.34366" in page.warning[0].value and "RDP upper bound" in page.warning[0].value
-    assert metric(page, "Smallest ε") == "8.3437"  # the setting's results stay on the page
+    assert metric(page, "Least ε, Theorem 2") == "8.3437"  # the setting's results stay on the page
     nearest = next(button for button in page.button if "8.3437" in button.label)
     nearest.click().run()  # one click to the nearest target Theorem 2 certifies
     assert page.text_input(key=TARGET_KEY).value == "8.3437" and not page.warning
     assert BAND[0] < float(metric(page, "z, Theorem 2")) < 3.1471447  # below the floor's z (TV-P2)
     page.text_input(key=TARGET_KEY).set_value("-1").run()
-    assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == refusal(
-        Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
-        target_epsilon=-1)
-    assert metric(page, "Smallest ε") == "8.3437"
+    assert refusal(Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
+                   target_epsilon=-1) == "target_epsilon must be a real number in [1e-09, inf); got -1"
+    assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == (
+        "Target ε must be a real number in [1e-09, inf); got -1")
+    assert metric(page, "Least ε, Theorem 2") == "8.3437"
 
 
 def test_a_target_no_noise_reaches_is_refused_under_its_box_with_the_smallest_reachable_one_click_away(page):
     page.text_input(key=TARGET_KEY).set_value("1e-6").run()
-    assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == refusal(
-        Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
-        target_epsilon=1e-6)
-    assert metric(page, "Smallest ε") == "8.3437" and charts(page)  # the setting's answers stay
+    assert refusal(Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
+                   target_epsilon=1e-6).startswith("target_epsilon=1e-06 cannot be met by the tight accountant")
+    assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == (
+        "Target ε = 1e-06 cannot be met by the tight accountant with noise multiplier up to 1e4")
+    assert metric(page, "Least ε, Theorem 2") == "8.3437" and charts(page)  # the setting's answers stay
     reachable = next(button for button in page.button if "z ≤ 10000" in button.label)
     reachable.click().run()
     assert not page.error and page.text_input(key=TARGET_KEY).value == "0.0195"
@@ -139,7 +147,7 @@ def test_exports_the_target_schedule_and_the_chart_points(monkeypatch):
 
 def test_an_epsilon_of_zero_is_explained(page):
     page.text_input[0].set_value("1e9").run()  # γ = 256/(1e9 · 3125) = 8.192e-11
-    assert metric(page, "ε at that z (RDP upper bound)") == "0.0000"
+    assert metric(page, "ε (RDP upper bound)") == "0.0000"
     assert "ε = 0" in page.caption[0].value and "γ = B/(K n) = 8.19e-11" in page.caption[0].value
 
 
@@ -153,3 +161,17 @@ def test_a_setting_without_a_band_keeps_the_rdp_noise_for_the_target(page):
     largest.click().run()
     assert not page.error and page.text_input[2].value == "14"
     assert metric(page, "Noise band (z)").startswith("[1.225, ") and charts(page)
+
+
+def test_the_conditions_theorem2_fails_are_worded_as_failing(page):
+    """K = 8 workers: the warning listed "target epsilon >= the smallest epsilon Theorem 2 certifies (floor): 10 >=
+    16.3518", the check's numbers read as if they held. Each failed condition now says it fails, with the numbers as
+    they are (10 < 16.3518: the floor of 8 × 3125 records is above the target)."""
+    page.text_input[0].set_value("8").run()
+    assert not page.exception and not page.error
+    [warning] = [element.value for element in page.warning]
+    assert warning.startswith("Theorem 2 certifies no noise for ε = 10: target epsilon >= the smallest epsilon "
+                              "Theorem 2 certifies (floor) fails: 10 < 16.3518; ")
+    assert "alpha <= log(1/(gamma (1 + sigma^2/Delta^2))) (7) fails: 3.72507 > 1.54578" in warning
+    assert ">= 16.3518" not in warning and "<= 1.54578" not in warning
+    assert metric(page, "Least ε, Theorem 2") == "16.3519"  # the floor above the target, rounded up
