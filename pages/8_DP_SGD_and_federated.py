@@ -61,18 +61,39 @@ def federated_inputs() -> tuple[Form, Federated | None]:
 
 
 def show(report, library: str) -> None:
+    """The plan's σ, its ε (per user where the target is per user), steps or rounds, and the unit protected; each ε
+    rounded up and named by its accountant and δ."""
     values = report.values
+    accountant = values["epsilon_label"]
     columns = st.columns(4)
-    columns[0].metric(f"Noise multiplier σ ({values['noise']})", f"{values['noise_multiplier']:.6g}")
-    columns[1].metric("ε", epsilon_text(values["epsilon"]), help=f"{values['guarantee']}; "
-                                                                  f"{values['tight_accountant']}")
+    columns[0].metric("Noise σ", f"{values['noise_multiplier']:.6g}",
+                      help=f"noise multiplier σ = noise std / clipping norm, {values['noise']} "
+                           f"({values['tight_accountant']})")
+    if "user_epsilon" in values:
+        # a per-user target: the headline is the user's ε (group privacy of the per-example one, at the user's δ)
+        columns[1].metric("ε per user", epsilon_text(values["user_epsilon"]),
+                          help=f"at δ = {values['user_delta']:.3g}: {values['user_guarantee']}, of the per-example "
+                               f"ε by the {accountant} accountant")
+        unit = f"per user (≤ {values['max_examples_per_user']} examples)"
+    else:
+        columns[1].metric("ε", epsilon_text(values["epsilon"]), help=f"at δ = {values['delta']:g}, "
+                          f"{values['guarantee']}; {values['tight_accountant']}")
+        unit = values["guarantee"].split(" (")[0]
     steps = values.get("steps", values.get("rounds"))
     columns[2].metric("Steps" if "steps" in values else "Rounds", f"{steps:g}",
                       help=f"sample rate q = {values['sample_rate']:.6g}")
-    columns[3].metric("Guarantee", values["guarantee"].split(" (")[0],
-                      help=f"{values['sampling']} sampling, {values['neighboring_relation']} neighbours")
+    columns[3].metric("Guarantee", unit.split(" (")[0],
+                      help=f"{unit}; {values['sampling']} sampling, {values['neighboring_relation']} neighbours")
     if "user_epsilon" in values:
-        st.info(f"Per user: {values['user_guarantee']}.")
+        st.info(f"**ε = {epsilon_text(values['user_epsilon'])} per user** at δ = {values['user_delta']:.3g}, by "
+                f"group privacy over up to {values['max_examples_per_user']} examples of one user, from "
+                f"ε = {epsilon_text(values['epsilon'])} per example at δ = {values['delta']:.3g} ({accountant}). "
+                f"Compare the per-user ε with your budget: a user's {values['max_examples_per_user']} examples "
+                "together risk up to that many times the per-example ε, so the per-example ε alone understates "
+                "what one user risks.")
+    else:
+        st.caption(f"ε = {epsilon_text(values['epsilon'])} at δ = {values['delta']:g}, {unit}: {accountant} "
+                   f"accountant, {values['sampling']} sampling.")
     st.caption(report.statement)
     st.dataframe(pd.DataFrame([{"argument": name, "value": str(value)} for name, value in values[library].items()]),
                  hide_index=True)
