@@ -17,8 +17,8 @@ import streamlit as st
 
 from fedplan.bounds import rdp
 from fedplan.bounds.accounting import round_up
-from fedplan.pages.widgets import Form, as_text, named_field, report
-from fedplan.planner.display import accountant_label, epsilon_text, number_text, theorem_label
+from fedplan.pages.widgets import Form, as_text, box_name, labelled, named_field, report, theorem_metric
+from fedplan.planner.display import accountant_label, epsilon_text, number_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import MIN_GROWTH_EXPONENT, VandijkSelect
 from fedplan.planner.vandijk import (
@@ -136,7 +136,7 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
                    f"and p = 0.01, {SEARCH_SECONDS:g} s each); change ε, r0 or two controls at once.")
     if plain is not None:
         with st.expander("The planner's own message"):
-            st.text(message)
+            st.text(labelled(message, form.labels))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -160,12 +160,13 @@ def results(request: VandijkSelect, answer) -> None:
     plan, summary = answer.result, answer.values
     st.write(plan.headline())
     first, second, third, fourth = st.columns(4)
-    first.metric("Rounds (reported / run)", f"{summary['rounds']} / {summary['realised_rounds']}")
+    first.metric("Rounds", f"{summary['rounds']} / {summary['realised_rounds']}",
+                 help="the rounds T the paper's selection reports / the rounds the schedule runs")
     second.metric("Constant-size rounds", number_text(summary["constant_rounds"]))
-    third.metric(theorem_label("Paper's δ at ε", summary["hypotheses"]), f"{round_up(summary['delta'], 2):.2g}",
-                 help=f"δ = {summary['delta']!r}, rounded up")
+    theorem_metric(third, "Paper's δ at ε", f"{round_up(summary['delta'], 2):.2g}", summary["hypotheses"],
+                   help=f"δ = {summary['delta']!r}, rounded up")
     tight = plan.tight_pld or plan.tight_rdp
-    fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)}) at that δ", epsilon_text(tight.epsilon))
+    fourth.metric(f"ε ({accountant_label(tight.accountant, tight.bound)})", epsilon_text(tight.epsilon))
     st.caption(plan.rounds_note())
     claimed, label = plan.selection.epsilon, accountant_label(tight.accountant, tight.bound)
     if tight.epsilon < claimed:
@@ -221,7 +222,7 @@ def transitions_section(request: VandijkSelect, answer) -> None:
     st.latex(r"K^- = B\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c,\quad "
              r"K^+ = A\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c"
              r"\quad\text{(Theorem 4, vandijk L193; (27)/(28) L1271-1287)}")
-    form = Form(VandijkSelect)
+    form = Form(VandijkSelect, labels={name: box_name(label) for name, label, _ in FIELDS})  # the plan's, named
     form.field("grad_computations", "Gradient computations K for this curve", default="100000")
     curve = form.vary(request)  # the same request at the curve's K: K is checked as the plan's is
     if curve is None:

@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page, literal
-from fedplan.planner.display import number_text, theorem_label
+from fedplan.pages.widgets import Form, form_page, literal, theorem_metric
+from fedplan.planner.display import number_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.mapa import Schedule
 
@@ -117,15 +117,16 @@ def main() -> None:
     fields = tuple(request.inputs().items())
     with right:
         columns = st.columns(4)
-        columns[0].metric(theorem_label("Stages", report["hypotheses"]), f"{report['num_stages']}")
-        columns[1].metric("ε total, all uploads (basic)", number_text(privacy["basic_epsilon"], up=True))
-        columns[2].metric("ε per edge (basic)", number_text(privacy["per_edge_epsilon"], up=True))
-        columns[3].metric("ε per edge (advanced)", number_text(privacy["advanced_epsilon"], up=True),
-                          help=f"at δ = {privacy['advanced_delta']:g}")
+        theorem_metric(columns[0], "Stages", f"{report['num_stages']}", report["hypotheses"])
+        columns[1].metric("ε total (basic)", number_text(privacy["basic_epsilon"], up=True),
+                          help="all uploads of all edges, basic composition")
+        columns[2].metric("ε/edge (basic)", number_text(privacy["per_edge_epsilon"], up=True))
+        columns[3].metric("ε/edge (advanced)", number_text(privacy["advanced_epsilon"], up=True))
         st.caption("Pure ε-DP uploads (Laplace-type noise, li Eq. (6)), replace-one neighbouring mini-batches, drawn "
                    "with replacement: no sampling amplification. Totals by basic composition over all "
                    f"{number_text(report['iterations'], 12)} uploads, and per edge (round robin) by basic and advanced "
-                   "composition (Dwork & Roth Thm 3.16, 3.20); upper bounds, rounded up.")
+                   f"composition at δ = {privacy['advanced_delta']:g} (Dwork & Roth Thm 3.16, 3.20); upper bounds, "
+                   "rounded up.")
         if not report["hypotheses_hold"]:
             st.warning("A hypothesis of the paper fails for this schedule (see the table).")
         st.vega_lite_chart(spec=stage_spec(fields, stages), width="stretch")

@@ -54,7 +54,11 @@ def test_increasing_sizes_page_marks_the_transitions_of_the_noise_curve(page):
     page.text_input[7].set_value("25000").run()  # K = 25 000: K stays below K⁻ for every p in (0, 2]
     assert any(m.value.startswith("Transitions: none in (0, 2]") for m in page.markdown)
     page.text_input[7].set_value("10").run()  # the curve's K is checked as the plan's: K ≥ s₀
-    assert errors(page) == [refusal(VandijkSelect, **{**MAIN_TEXT, "grad_computations": 10})]
+    assert refusal(VandijkSelect, **{**MAIN_TEXT, "grad_computations": 10}) == (
+        "grad_computations must be at least initial_size (16); got 10")
+    # both boxes by their labels, the plan's s₀ too (drawn by the plan's form, not the curve's)
+    assert errors(page) == ["Gradient computations K for this curve must be at least Initial sample size s₀ (16); "
+                            "got 10"]
     assert error_under(page, "Gradient computations K for this curve") == errors(page)[0]
     page.text_input[7].set_value("100000").run()
     box(page, "Growth exponent p").set_value("0.5").run()  # m = 0.32: the curve (m fixed, L1151) needs m > 1
@@ -77,7 +81,9 @@ def test_paper_variant_explains_its_195_rounds_against_the_183_it_runs(page):
     while total < 25_000:
         total, rounds = total + math.ceil(10_000 * q * (rounds + m) - 1e-9), rounds + 1
     assert rounds == 183
-    assert page.caption[0].value == (
+    # the paper's δ has no guarantee: said right under it (the label "Paper's δ at ε — no guarantee" was cut)
+    assert page.caption[0].value == "**no guarantee**: fails gamma used for q \\>= m/T (realised T)"
+    assert page.caption[1].value == (
         "The paper's T = 195 is its estimate ⌈((p+1)K/(N_c q))^(1/(p+1))⌉ (L1539, erratum I-33), which counts sizes "
         "N_c q i^p from i = 0. The schedule run starts at i + m with m = 12.11 and rounds each size up, so the "
         "schedule s_i = ⌈N_c q (i+m)^p⌉ reaches K = 25 000 gradient computations after 183 rounds; every "
@@ -94,7 +100,7 @@ def test_increasing_sizes_page_shows_the_requests_message_under_its_widget(page)
     assert error_under(page, "r0: r0(sigma), 1/e or a number") == errors(page)[0]
     assert [button.label for button in page.button] == ["σ = 5.87"]  # a σ at which r0 = 1/e gives a plan
     page.text_input[0].set_value("x").run()
-    assert errors(page) == ["initial_size must be a whole number such as 10000 or 1e4; got 'x'"]
+    assert errors(page) == ["Initial sample size s₀ must be a whole number such as 10000 or 1e4; got 'x'"]
 
 
 def test_too_little_noise_offers_the_smallest_noise_multiplier_with_a_plan(page):
@@ -102,7 +108,10 @@ def test_too_little_noise_offers_the_smallest_noise_multiplier_with_a_plan(page)
     box(page, "Noise multiplier σ").set_value("3").run()
     assert not page.exception
     assert errors(page) == [NO_SCHEDULE]
-    assert [text.value for text in page.get("text")] == [refusal(VandijkSelect, **{**MAIN_TEXT, "noise_multiplier": 3})]
+    message = refusal(VandijkSelect, **{**MAIN_TEXT, "noise_multiplier": 3})
+    assert "lower grad_computations or p" in message  # the page names the box: its label
+    assert [text.value for text in page.get("text")] == [
+        message.replace("grad_computations", "Gradient computations K")]
     assert "m/T iteration diverges" in page.get("text")[0].value
     assert [button.label for button in page.button] == ["σ = 5.87"]  # only σ changed: only σ is searched
     # independently: σ = 5.87 plans, and one round's total variation at the largest q certifies its claim
@@ -126,7 +135,13 @@ def test_too_much_work_offers_the_largest_k_with_a_plan(page):
     assert not page.exception and not page.error
     assert box(page, "Gradient computations K").value == "45800" and metric(page, "Rounds") == "663 / 663"
     box(page, "Gradient computations K").set_value("17").run()  # the selection plans, Theorem 3 refuses: its words
-    assert errors(page) == [refusal(VandijkSelect, **{**MAIN_TEXT, "grad_computations": 17})]
+    message = refusal(VandijkSelect, **{**MAIN_TEXT, "grad_computations": 17})
+    assert "(inputs: initial_size=16, client_size=10000, grad_computations=17, target_epsilon=1.0, " in message
+    for name, label in (("initial_size", "Initial sample size s₀"), ("client_size", "Records per client N_c"),
+                        ("grad_computations", "Gradient computations K"), ("target_epsilon", "ε of the paper's claim"),
+                        ("noise_multiplier", "Noise multiplier σ"), ("r0", "r0")):
+        message = message.replace(f"{name}=", f"{label} = ")
+    assert errors(page) == [message]
     assert [button.label for button in page.button] == ["K = 16"]
     page.button[0].click().run()
     assert metric(page, "Rounds") == "1 / 1" and page.caption[0].value == (

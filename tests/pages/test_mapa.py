@@ -18,13 +18,17 @@ GAMMA1 = 1 / (2 * P1 * 10 * 6)
 def test_mapa_page_shows_the_paper_totals_and_switches_noise_model():
     page = open_page("5_MAPA.py")
     assert not page.exception and not page.error
-    assert (metric(page, "ε total"), metric(page, "ε per edge (basic)"), metric(page, "ε per edge (advanced)")) == (
+    # labels that fit a quarter of the results' width ("ε total, all uploads (basic)" was cut)
+    assert [m.label for m in page.metric] == ["Stages", "ε total (basic)", "ε/edge (basic)", "ε/edge (advanced)"]
+    assert (metric(page, "ε total"), metric(page, "ε/edge (basic)"), metric(page, "ε/edge (advanced)")) == (
         "2 500", "500", "86.52")  # spec TV-A1: 2500, 500, 86.5162 (rounded up)
     corrected_stages = int(metric(page, "Stages"))
     page.radio[0].set_value("paper").run()
     assert not page.exception and int(metric(page, "Stages")) > corrected_stages
     page.text_input[5].set_value("1.5").run()
-    assert errors(page) == [refusal(Schedule, iterations=25000, initial_gap=100, sensitivity_decay=1.5)]
+    assert refusal(Schedule, iterations=25000, initial_gap=100, sensitivity_decay=1.5) == (
+        "sensitivity_decay must be a real number in (0, 1); got 1.5")
+    assert errors(page) == ["Sensitivity decay θ must be a real number in (0, 1); got 1.5"]
     assert error_under(page, "Sensitivity decay θ") == errors(page)[0]
 
 
@@ -34,7 +38,9 @@ def test_mapa_page_takes_one_upload_epsilon_per_edge():
     assert not page.exception and not page.error
     assert metric(page, "ε total") == "5 000"  # basic composition over T uploads at the largest ε
     page.text_input[0].set_value("0.1, 0.2").run()
-    assert errors(page) == [refusal(Schedule, iterations=25000, initial_gap=100, upload_epsilon=(0.1, 0.2))]
+    assert refusal(Schedule, iterations=25000, initial_gap=100, upload_epsilon=(0.1, 0.2)) == (
+        "upload_epsilon must be one value or one value per edge (5); got 2 values")
+    assert errors(page) == ["ε per upload must be one value or one value per edge (5); got 2 values"]
     assert error_under(page, "ε per upload") == errors(page)[0]
 
 
@@ -42,7 +48,7 @@ def test_mapa_page_totals_are_formatted_for_people():
     """T = 1e8 showed "10000000.0000"; now "1e7" (basic composition: 1e8 uploads of ε = 0.1)."""
     page = open_page("5_MAPA.py")
     page.text_input[8].set_value("1e8").run()
-    assert not page.exception and metric(page, "ε total") == "1e7" and metric(page, "ε per edge (basic)") == "2e6"
+    assert not page.exception and metric(page, "ε total") == "1e7" and metric(page, "ε/edge (basic)") == "2e6"
 
 
 def test_mapa_page_statement_renders_without_italics():
@@ -106,10 +112,10 @@ def test_mapa_page_says_when_the_schedule_cannot_train():
 
 def test_mapa_page_refuses_an_upload_epsilon_beyond_advanced_composition_under_its_box():
     """ε = 1e9 per upload was refused as "epsilon must be ... [0, 700]" at the top of the form (a name not on the
-    page); now under the ε box, naming upload_epsilon."""
+    page); now under the ε box, naming it by its label."""
     page = open_page("5_MAPA.py")
     page.text_input[0].set_value("1e9").run()
-    assert error_under(page, "ε per upload") == "upload_epsilon must be a real number in (0, 700]; got 1e+09"
+    assert error_under(page, "ε per upload") == "ε per upload must be a real number in (0, 700]; got 1e+09"
 
 
 def test_mapa_page_explains_a_single_stage():
