@@ -84,8 +84,8 @@ class _Accountant:
     predictor: str  # fedplan's accountant that predicts it
     delta_factor: float = 1.0  # the predictor's δ = delta_factor · δ
     offset: float = 0.0  # the predictor's expected miss (added to its ε)
-    #: Seconds of one call per history entry, pessimistic (measured on 2 busy cores at the 193-entry default plan:
-    #: Opacus RDP 30 s, PRV 300 s, a tenth of that for Flower's one event).
+    #: Seconds of one call per history entry, pessimistic: at the 193-entry default plan one call took 3-6 s (RDP)
+    #: and 16-32 s (PRV) on this 2-core machine, 30 s and 500 s at nice 19 behind a benchmark on both cores.
     seconds_per_entry: float = 0.2
 
 

@@ -68,6 +68,10 @@ class _PracticeRequest(Request):
             path, added, note = write_export(plan.schedule, self.out, fmt=self.format, per_round=self.per_round,
                                              library_accountant=self.library_accountant)
             values = {"out": str(path), **values, **added, "statement": f"wrote {path}{note}. {values['statement']}"}
+            record = added.get("library_accountant", {})
+            library = record.get("library")
+            if isinstance(values.get(library), dict):  # the library's settings: the σ the export carries
+                values[library] = {**values[library], "noise_multiplier": record["noise_multiplier"]}
         return Report(values=values, result=plan)
 
 

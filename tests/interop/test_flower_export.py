@@ -159,6 +159,7 @@ def test_an_export_calibrated_for_flowers_accountant_meets_the_target_there(defa
     assert (event["sample-size"], event["population-size"], event["rounds"]) == (50, 1000, 200)
     record = tool["fedplan"]["library-accountant"]
     assert record == report["library_accountant"]
+    assert report["flower"]["noise_multiplier"] == sigma and report["noise_multiplier"] == planned["noise_multiplier"]
     assert (record["calibrated_for"], record["noise_multiplier"], record["fedplan_noise_multiplier"]) == (
         "Flower RdpAccountant", sigma, planned["noise_multiplier"])
     assert record["library_epsilon"] == pytest.approx(reported, rel=1e-12)

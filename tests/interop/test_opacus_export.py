@@ -165,3 +165,16 @@ def test_an_export_calibrated_for_an_opacus_accountant_meets_the_target_there(de
     assert record["fedplan_epsilon"] == export["PRIVACY"]["epsilon"] == ours < reported
     assert any(line.startswith(f"# σ calibrated for Opacus {opacus_class.__name__}: it reports ε = {reported:.6g} "
                                "≤ target 1 for this export") for line in lines[:6])
+
+
+def test_dp_sgd_calibrated_for_opacus_prv_reports_the_sigma_it_exported(tmp_path):
+    out = tmp_path / "dp_sgd.py"
+    report = fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=15, target_epsilon=3, out=str(out),
+                            format="opacus", library_accountant="prv")
+    export = load_export(out)
+    reported = opacus_epsilon(PRVAccountant(), export)
+    assert 0.99 * 3 <= reported <= 3
+    sigma = export["LIBRARY_ACCOUNTANT"]["noise_multiplier"]
+    assert export["PHASES"][0]["noise_multiplier"] == report["opacus"]["noise_multiplier"] == sigma
+    assert report["noise_multiplier"] == export["LIBRARY_ACCOUNTANT"]["fedplan_noise_multiplier"] < sigma
+    assert report["library_accountant"] == export["LIBRARY_ACCOUNTANT"]
