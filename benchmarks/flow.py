@@ -87,8 +87,8 @@ def run_flow(url: str, page, folder: Path, *, started: float, screenshots: Path 
     run.click()
     verdict = page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"^(PASS|FAIL|NO GUARANTEE)"))
     verdict.first.wait_for(timeout=wait_ms)
+    page.get_by_text("This result took").wait_for(timeout=wait_ms)  # the section's last line, after its charts
     charts = page.locator('[data-testid="stVegaLiteChart"]')
-    charts.last.wait_for(timeout=wait_ms)
     times["validation shown"] = time.perf_counter() - started
     if screenshots is not None:
         verdict.first.scroll_into_view_if_needed()
