@@ -17,8 +17,9 @@ whole schedule) for which that accountant, run on the export as the library runs
 
 The search runs on a fast predictor of the library's answer (fedplan's RDP for the RDP accountants, which agrees
 with Opacus's and Flower's to 1e-6; fedplan's PLD at δ − δ/1000 plus 0.01 for Opacus's PRV) and calls the library
-only to check: its answer moves the aim by the predictor's miss until the library reports ε in
-[(1 − ``BAND``)·target, target] (one call when the predictor is right, which is the rule). A check above the target
+only to check: its answer moves the aim by the predictor's miss (then by a secant step through the last two calls)
+until the library reports ε in [(1 − ``BAND``)·target, target] (one call when the predictor is right, which is the
+rule). A check above the target
 after ``ATTEMPTS`` calls is an error, never a fallback. TF-Privacy's accountant needs TensorFlow, which fedplan
 cannot load to check against: its export keeps ``fedplan`` only.
 """
@@ -166,6 +167,16 @@ def _with_noise(schedule: Schedule, sigma: float) -> Schedule:
     return replace(schedule, change_points=points)
 
 
+def _slope(tried: list[tuple[float, float]]) -> float:
+    """d(library ε)/d(predicted ε) through the last two calls (a secant step); 1 after one call (the predictor off by
+    a constant), and where the two calls do not rise together."""
+    if len(tried) < 2 or tried[-1][0] == tried[-2][0]:
+        return 1.0
+    (predicted, reported), (before, then) = tried[-1], tried[-2]
+    slope = (reported - then) / (predicted - before)
+    return slope if slope > 0 else 1.0
+
+
 def calibrated(schedule: Schedule, fmt: str, library_accountant: str) -> Schedule:
     """``schedule`` with the σ for which the library's accountant reports ε ≤ the plan's target, its privacy block's
     ε the tight ε of that σ, and ``metadata["library_accountant"]`` saying which accountant σ was calibrated for and
@@ -192,28 +203,29 @@ def calibrated(schedule: Schedule, fmt: str, library_accountant: str) -> Schedul
     module = _load(spec)
     model = {key: value for key, value in schedule.accounting_options().items() if key != "client_sample_rate"}
     phases = [(q, steps) for q, _, steps in segments]
-    offset, calls = spec.offset, 0
+    goal = target * (1 - BAND / 4)
+    aim, tried = goal - spec.offset, []  # tried: (predicted ε, library ε) of each call
     while True:
-        aim = target * (1 - BAND / 4) - offset
         if aim <= 0:
-            raise ValueError(f"{spec.name} reports at least {offset:.4g} above fedplan's {spec.predictor}; no σ brings "
-                             f"it to the target ε = {target:g}")
+            raise ValueError(f"{spec.name} reports ε = {tried[-1][1]:.6g} where fedplan's {spec.predictor} predicts "
+                             f"{tried[-1][0]:.6g}: no σ brings it to the target ε = {target:g}")
         found = accounting.calibrate_noise_multiplier(target_epsilon=aim, target_delta=privacy["delta"] *
                                                       spec.delta_factor, phases=phases, accountant=spec.predictor,
                                                       time_budget=None, **model)
         candidate = _with_noise(schedule, found.value)
-        reported, calls = spec.epsilon(module, candidate), calls + 1
-        if (1 - BAND) * target <= reported <= target or (reported <= target and calls == ATTEMPTS):
+        reported = spec.epsilon(module, candidate)
+        tried.append((found.epsilon, reported))
+        if (1 - BAND) * target <= reported <= target or (reported <= target and len(tried) == ATTEMPTS):
             break
-        if calls == ATTEMPTS:
+        if len(tried) == ATTEMPTS:
             raise ValueError(f"{spec.name} still reports ε = {reported:.6g} above the target {target:g} at σ = "
-                             f"{found.value:g} after {calls} calibrations: export with library_accountant=fedplan")
-        offset = reported - found.epsilon
+                             f"{found.value:g} after {ATTEMPTS} calibrations: export with library_accountant=fedplan")
+        aim = found.epsilon + (goal - reported) / _slope(tried)
     tight = accounting.get_epsilon(delta=privacy["delta"], segments=candidate.segments(), **model)
     record = {"calibrated_for": spec.name, "library": fmt, "accountant": library_accountant,
               "noise_multiplier": found.value, "fedplan_noise_multiplier": segments[0][1],
               "target_epsilon": target, "library_epsilon": reported, "fedplan_epsilon": tight.epsilon,
-              "fedplan_accountant": tight.accountant, "library_calls": calls,
+              "fedplan_accountant": tight.accountant, "library_calls": len(tried),
               "seconds": round(time.perf_counter() - started, 1)}
     return replace(candidate, metadata={**schedule.metadata, "library_accountant": record},
                    privacy={**privacy, "epsilon": tight.epsilon, "accountant": tight.accountant,

@@ -133,3 +133,45 @@ def test_a_calibration_beyond_the_time_limit_is_refused_before_it_starts():
             "library_accountant=prv calls Opacus PRVAccountant on 50 history entries, an estimated 200 s; the time "
             "limit is 100 s")):
         calibrated(_example_schedule(rows), "opacus", "prv")
+
+
+def _stand_in(monkeypatch, epsilon):
+    """Flower's accountant replaced by ``epsilon(schedule)`` (the search's own logic, without Flower)."""
+    import dataclasses
+
+    from fedplan.planner import library_accountants
+
+    spec = dataclasses.replace(library_accountants._ACCOUNTANTS["flower", "rdp"], module="fedplan.bounds.accounting",
+                               epsilon=lambda module, schedule: epsilon(module, schedule))
+    monkeypatch.setitem(library_accountants._ACCOUNTANTS, ("flower", "rdp"), spec)
+
+
+def test_a_predictor_that_misses_is_corrected_by_the_librarys_answer(monkeypatch):
+    """A stand-in accountant 20 % above fedplan's RDP (the predictor): the first σ misses by 20 %, the second (moved
+    by the miss) by 4 %, the third (a secant step) lands within 1 % below the target."""
+    from fedplan.bounds import accounting
+    from fedplan.planner.export import for_library, schedule_of
+
+    def above(module, schedule):
+        return 1.2 * module.get_epsilon(delta=1e-5, segments=schedule.segments(), accountant="rdp",
+                                        **schedule.accounting_options()).epsilon
+
+    _stand_in(monkeypatch, above)
+    exported = for_library(schedule_of(_federated()), "flower", "rdp")
+    record = exported.metadata["library_accountant"]
+    assert record["library_calls"] == 3 and 0.99 * 2 <= record["library_epsilon"] <= 2.0
+    assert record["library_epsilon"] == above(accounting, exported)
+
+
+@pytest.mark.parametrize("answer, message", [
+    (2.5, r"Flower RdpAccountant still reports ε = 2.5 above the target 2 at σ = .* after 4 calibrations: export "
+          "with library_accountant=fedplan"),
+    (5.0, r"Flower RdpAccountant reports ε = 5 where fedplan's rdp predicts 1.99.*: no σ brings it to the target "
+          "ε = 2"),
+])
+def test_a_library_answer_above_the_target_is_an_error_never_a_fallback(monkeypatch, answer, message):
+    from fedplan.planner.export import for_library, schedule_of
+
+    _stand_in(monkeypatch, lambda module, schedule: answer)
+    with pytest.raises(ValueError, match=message):
+        for_library(schedule_of(_federated()), "flower", "rdp")
