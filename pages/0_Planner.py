@@ -118,40 +118,49 @@ def request_inputs() -> tuple[Form, Plan | None]:
 NOISE_LABELS = {"tight": "tight: spend the budget", "paper": "the paper's σ"}
 
 
+#: Accountant names short enough for a metric label in a fifth of the results column (the full name is in its help).
+SHORT_ACCOUNTANT = {"RDP upper bound": "RDP bound", "optimal composition": "optimal", "participation bound":
+                    "part. bound"}
+
+
 def _unused(share) -> str:
-    return f"{100 * share:.2f} % of the budget unused"
+    return f"{100 * share:.2f} % unused"
 
 
 def headline_metrics(values) -> None:
     columns = st.columns(5)
     columns[0].metric("Rounds", f"{values['rounds']:,}".replace(",", " "))  # exact, thousands spaced
     if values.get("noise_multiplier") is not None:
-        columns[1].metric(f"Noise multiplier σ ({values['noise']})", f"{values['noise_multiplier']:.4g}",
-                          help=f"aggregated noise √T·σ = {values['aggregated_noise']:.4g}")
+        columns[1].metric(f"σ ({values['noise']})", f"{values['noise_multiplier']:.4g}",
+                          help=f"noise multiplier σ (noise std / clipping norm); aggregated noise √T·σ = "
+                               f"{values['aggregated_noise']:.4g}")
     elif "clients_per_round" in values:
         columns[1].metric("Clients per round", f"{values['clients_per_round']}")
     else:
-        columns[1].metric(f"ε per upload ({values['noise']})", f"{values['per_upload_epsilon']:.4g}",
+        columns[1].metric(f"ε/upload ({values['noise']})", f"{values['per_upload_epsilon']:.4g}",
                           help=f"{values['stages']} MAPA stages")
-    columns[2].metric(f"ε ({values['epsilon_label']})", epsilon_text(values["tight_epsilon"]),
+    label = values["epsilon_label"]
+    columns[2].metric(f"ε ({SHORT_ACCOUNTANT.get(label, label)})", epsilon_text(values["tight_epsilon"]),
                       delta=_unused(values["unused_budget"]), delta_color="off",
-                      help=f"{values['guarantee']}; sampling {values['sampling']}; {values['tight_accountant']}")
+                      help=f"{label}: {values['guarantee']}; sampling {values['sampling']}; "
+                           f"{values['tight_accountant']}")
     hypotheses = values["hypotheses"]
     if values.get("paper_noise_multiplier") is not None:
         columns[3].metric(theorem_label("Paper's σ", hypotheses), f"{values['paper_noise_multiplier']:.4g}",
                           help="the noise multiplier the paper's own rule gives for this budget")
     elif values.get("paper_per_upload_epsilon") is not None:
-        columns[3].metric(theorem_label("Paper's ε per upload", hypotheses),
+        columns[3].metric(theorem_label("Paper's ε/upload", hypotheses),
                           f"{values['paper_per_upload_epsilon']:.4g}")
     else:
         columns[3].metric("Paper's σ", "none", help="the paper's theorem certifies nothing for this budget")
     if values.get("paper_tight_epsilon") is None:
-        columns[4].metric("ε, paper's claim", "none", help="the paper's theorem certifies nothing for this plan")
+        columns[4].metric("Paper's ε", "none", help="the paper's theorem certifies nothing for this plan")
     else:
         claim = values["claimed_epsilon"]
-        columns[4].metric("ε of the paper's σ (tight)", epsilon_text(values["paper_tight_epsilon"]),
+        columns[4].metric("ε at paper's σ", epsilon_text(values["paper_tight_epsilon"]),
                           delta=_unused(values["paper_unused_budget"]), delta_color="off",
-                          help=f"the paper claims ε = {epsilon_text(claim) if claim is not None else 'none'} at "
+                          help=f"the tight ε of the paper's σ, by the headline's accountant; the paper claims ε = "
+                               f"{epsilon_text(claim) if claim is not None else 'none'} at "
                                f"δ = {values['claimed_delta']:.3g}")
 
 
