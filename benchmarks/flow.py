@@ -71,7 +71,7 @@ def run_flow(url: str, page, folder: Path, *, started: float, screenshots: Path 
     rounds = page.locator('[data-testid="stMetric"]').filter(has_text="Rounds")
     rounds.wait_for(timeout=wait_ms)
     times["plan shown"] = time.perf_counter() - started
-    sigma_metric = page.locator('[data-testid="stMetric"]').filter(has_text="Noise multiplier σ")
+    sigma_metric = page.locator('[data-testid="stMetric"]').filter(has_text="σ (tight)")
     sigma_text = sigma_metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
     button = page.locator('[data-testid="stDownloadButton"] button', has_text="Opacus")
     button.wait_for(timeout=wait_ms)
