@@ -35,8 +35,9 @@ import streamlit as st
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.pages.background import answer, known
 from fedplan.pages.plan_validation import validation_section
-from fedplan.pages.widgets import Form, downloads
+from fedplan.pages.widgets import Form, download_name, downloads
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
+from fedplan.planner.export import for_library, render
 from fedplan.planner.plan_validation import ENGINES
 from fedplan.planner.recipes import RECIPE_INPUTS, RECIPES, EpsilonCurve
 from fedplan.planner.simulate.data import SKLEARN_SETS
@@ -203,11 +204,49 @@ def schedule_section(result, *, current: bool) -> None:
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240 if len(phases) > 6 else "auto")  # no empty rows under a short one
     if current:
-        if "flower" not in downloads(schedule, f"fedplan_{result.recipe}"):
+        offered = downloads(schedule, f"fedplan_{result.recipe}")
+        if "flower" not in offered:
             st.caption("For Flower, plan per client (clients, clients per round, rounds) on the **DP-SGD and "
                        "federated** page (sidebar): these recipes protect one example or add Laplace noise.")
+        if "opacus" in offered:
+            opacus_for_its_accountant(schedule, f"fedplan_{result.recipe}")
     else:
         st.caption("Downloads come back when the inputs plan again: the plan shown is for earlier inputs.")
+
+
+#: The accountants an Opacus file's σ can be calibrated for (planner.library_accountants): fedplan's tight one (the
+#: plan's σ), or the one the training loop will print, Opacus's RDP or PRV accountant.
+OPACUS_ACCOUNTANTS = {"fedplan": "fedplan's tight accountant (the plan's σ)", "rdp": "Opacus's RDPAccountant",
+                      "prv": "Opacus's PRVAccountant (slow: about half a minute)"}
+
+
+def opacus_for_its_accountant(schedule, stem: str) -> None:
+    """An Opacus file whose σ makes Opacus's own accountant report ε ≤ the target (its RDP accountant reports 1.286
+    for the default plan's tight σ, its PRV accountant 1.0099: a training loop printing them would say the budget
+    is exceeded). Calibrated in the background (the library's accountant is called on the schedule)."""
+    choice = st.selectbox("σ of an Opacus file calibrated for", list(OPACUS_ACCOUNTANTS),
+                          format_func=OPACUS_ACCOUNTANTS.__getitem__, key="planner_library_accountant",
+                          help="the accountant your training loop prints ε with: its ε of the file's σ is then at "
+                               "most the target (fedplan's tight ε of that σ is smaller)")
+    if choice == "fedplan":
+        return
+    digest = hashlib.sha256(render(schedule, "json").encode()).hexdigest()
+    try:
+        library = answer(("library", digest, choice), functools.partial(for_library, schedule, "opacus", choice),
+                         kind="library", label=f"Calibrating σ for {OPACUS_ACCOUNTANTS[choice]}")
+    except ValueError as refused:
+        st.error(str(refused))
+        return
+    if library is None:
+        return
+    record = library.metadata["library_accountant"]
+    st.download_button(f"Opacus, σ for its {choice.upper()} accountant", render(library, "opacus"),
+                       file_name=download_name(f"{stem}_{choice}", "opacus"))
+    st.caption(f"σ = {record['noise_multiplier']:g} (the plan's {record['fedplan_noise_multiplier']:g}): "
+               f"{record['calibrated_for']} reports ε = {record['library_epsilon']:.4f} ≤ {record['target_epsilon']:g}"
+               f"; fedplan's tight accountant ({record['fedplan_accountant']}) gives ε = "
+               f"{record['fedplan_epsilon']:.4f} for it, so the run spends less than the budget "
+               f"({record['library_calls']} call(s) of Opacus's accountant, {record['seconds']:g} s).")
 
 
 def plan_key(request: Plan) -> tuple:

@@ -311,3 +311,24 @@ def test_metric_labels_fit_a_fifth_of_the_results_column(recipe):
     for shown in planner.metric:
         assert len(shown.label) <= 16, shown.label
         assert len(shown.proto.delta) <= 16, shown.proto.delta
+
+
+def test_an_opacus_file_calibrated_for_opacus_rdp_accountant(monkeypatch):
+    # a new user's walk: Opacus's RDPAccountant printed ε = 1.286 for the default plan's σ and target 1
+    from opacus.accountants import RDPAccountant
+
+    from fedplan.pages.widgets import download_name
+    from tests.test_benchmarks import load_benchmark
+
+    files = capture_downloads(monkeypatch)
+    planner = open_page("0_Planner.py")
+    planner.selectbox(key="planner_library_accountant").set_value("rdp").run()
+    assert not planner.exception and not planner.error
+    text = files[download_name("fedplan_increasing-sizes_rdp", "opacus")]()
+    flow = load_benchmark("flow")
+    (sigma,) = flow.opacus_noise_multipliers(text)
+    assert sigma > 1.27439  # more noise than the plan's tight σ
+    accountant = RDPAccountant()
+    accountant.history = [tuple(entry) for entry in flow.assigned(text, "ACCOUNTANT_HISTORY")]
+    assert 0.99 <= accountant.get_epsilon(delta=1e-6) <= 1.0  # Opacus's own ε: within 1 % below the target
+    assert any(f"σ = {sigma:g} (the plan's 1.27439)" in caption.value for caption in planner.caption)
