@@ -47,6 +47,10 @@ __all__ = ["Cancelled", "Executor", "Interruptible", "Job", "Outcome", "SCHEDULE
 SCHEDULER_VARIABLE = "FEDPLAN_SCHEDULER"
 #: Seconds between two looks of a worker at whether its run was cancelled.
 WATCH_SECONDS = 0.1
+#: Niceness of the local cluster's helper and so of its workers: a simulation is batch work, and on a machine whose
+#: cores it fills the server's script runs (every page's interactions) must not wait behind it. Alone, a run at
+#: niceness 10 gets the same cores as at 0.
+WORKER_NICENESS = 10
 #: Seconds a job waits for the cluster to start (or the scheduler to answer) before the submission fails.
 START_TIMEOUT = 120.0
 
@@ -410,6 +414,7 @@ def _serve(argv=None) -> None:
     parser = argparse.ArgumentParser(description="a local Dask cluster for fedplan's executor")
     parser.add_argument("--processes", type=int, default=None)
     args = parser.parse_args(argv)
+    os.nice(WORKER_NICENESS)  # the workers inherit it: the app's interactive script runs come first
     client, cluster = _dask_client("local", args.processes)
     try:
         print(cluster.scheduler_address, flush=True)

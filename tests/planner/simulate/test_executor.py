@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fedplan.planner.simulate.executor import Cancelled, Executor, Interruptible, shared
+from fedplan.planner.simulate.executor import WORKER_NICENESS, Cancelled, Executor, Interruptible, shared
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc
 
 #: A FedSGD-DPC validation of a few seconds; at ε = 1 without rounds the planner's T* = 0 is refused by name.
@@ -72,3 +72,13 @@ def test_threads_of_this_process_when_asked_report_progress_and_cancel():
     with pytest.raises(Cancelled):
         long.result(timeout=60)  # the run of minutes stopped
     assert long.state() == "cancelled" and not long.thread.is_alive()
+
+
+def test_the_local_clusters_workers_yield_to_the_apps_script_runs():
+    runner = shared()
+    runner.wait_ready()
+    if runner.fallback is not None or runner.scheduler != "local":
+        pytest.skip(f"runs do not go to a local cluster here ({runner.backend})")
+    own = os.nice(0)
+    workers = runner.client.run(os.nice, 0)  # each worker's niceness (os.nice(0) reads it)
+    assert workers and all(value == min(own + WORKER_NICENESS, 19) for value in workers.values())
