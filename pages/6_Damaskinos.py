@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.bounds import byzantine, dpscd
-from fedplan.pages.widgets import Form, as_text, report
+from fedplan.pages.widgets import Form, as_text, labelled, report
 from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
 from fedplan.planner.export import render
@@ -233,7 +233,7 @@ def byzantine_tab() -> None:
                          "source": answer["source"]})
         except ValueError as error:  # too few workers for this rule: said in its row
             rows.append({"rule": rule, "requirement": byzantine.requirement_text(rule=rule), "max f": None,
-                         "source": str(error)})
+                         "source": labelled(str(error), form.labels)})
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True)
     left, right = st.columns(2)

@@ -142,7 +142,7 @@ def test_byzantine_tab_refuses_no_workers_and_says_which_rules_need_more(page):
     page.text_input[6].set_value("2").run()
     assert not page.error
     table = page.dataframe[0].value.set_index("rule")
-    assert table.loc["averaging", "max f"] == 0 and table.loc["krum", "source"].startswith("workers must be >= 3")
+    assert table.loc["averaging", "max f"] == 0 and table.loc["krum", "source"].startswith("Workers n must be >= 3")
     page.text_input[6].set_value("0").run()
     assert refusal(ByzantineMaxF, rule="krum", workers=0) == "workers must be an integer in [1, 1e+12]; got 0"
     assert errors(page) == ["Workers n must be an integer in [1, 1e+12]; got 0"]

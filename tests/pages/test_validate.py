@@ -146,8 +146,9 @@ def test_fedsgd_dpc_takes_rounds_offers_one_round_and_explains_a_bound_far_above
     button(page, "Run simulation").click().run()
     assert not page.exception
     message = refusal(ValidateFedsgdDpc, **ZHOU)
-    assert errors(page) == [message] and error_under(page, ROUNDS) == message  # under the box it asks to fill
     assert message.startswith("rounds must be given at target_epsilon = 1: the planner's optimum is T = 0 rounds")
+    shown = message.replace("rounds must", "Rounds T must").replace("target_epsilon", "ε")  # the boxes' labels
+    assert errors(page) == [shown] and error_under(page, ROUNDS) == shown  # under the box it asks to fill
     button(page, "Set rounds T = 1").click().run()  # the nearest feasible value, in one click
     assert box(page, ROUNDS).value == "1" and not page.error
     button(page, "Run simulation").click().run()
