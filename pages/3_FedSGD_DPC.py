@@ -113,8 +113,9 @@ def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int,
     """The heat map of U(T, b), log colour scale, with the answer in red; ``ticks``: the T and the b labelled."""
     frame = pd.DataFrame(cells).assign(log10_U=lambda d: np.log10(d["U"]))
     heat = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("T:O", title="rounds T", axis=alt.Axis(values=ticks[0], labelAngle=0)),
-        y=alt.Y("b:O", title="clients per round b", sort="descending", axis=alt.Axis(values=ticks[1])),
+        x=alt.X("T:O", title="rounds T", axis=alt.Axis(values=ticks[0], labelAngle=0, labelOverlap=False)),
+        y=alt.Y("b:O", title="clients per round b", sort="descending",
+                axis=alt.Axis(values=ticks[1], labelOverlap=False)),  # few labels: none dropped (b = 10 was)
         color=alt.Color("log10_U:Q", title="log₁₀ U", scale=alt.Scale(scheme="viridis")),
         tooltip=["T", "b", alt.Tooltip("U", format=".5g")])
     choice = pd.DataFrame([{"T": rounds, "b": clients_per_round}])

@@ -140,7 +140,7 @@ def test_fedsgd_page_heat_map_labels_a_few_round_numbers_per_axis(fedsgd_page):
     x, y = spec["layer"][0]["encoding"]["x"]["axis"], spec["layer"][0]["encoding"]["y"]["axis"]
     assert sorted(set(heat["T"])) == list(range(0, 361, 10)) and sorted(set(heat["b"])) == list(range(1, 11))
     assert x["labelAngle"] == 0 and x["values"] == [0, 100, 200, 300]
-    assert y["values"] == [1, 2, 4, 6, 8, 10]
+    assert y["values"] == [1, 2, 4, 6, 8, 10] and x["labelOverlap"] is y["labelOverlap"] is False  # all drawn
     fedsgd_page.text_input[0].set_value("1000").run()  # b on a geometric spread: labelled at the powers of ten
     [(spec, [heat, _])] = charts(fedsgd_page)
     x, y = spec["layer"][0]["encoding"]["x"]["axis"], spec["layer"][0]["encoding"]["y"]["axis"]
