@@ -140,7 +140,7 @@ SCENARIOS = {
         Text("Noise multiplier σ", "1.5"), Text("Steps T", "5000", "Tab"), Select("Sampling", "fixed_size"),
         Select("Sampling", "poisson"), Check("Add PLD points to the curve (slower)"),
         Check("Add PLD points to the curve (slower)"), Text("Noise multiplier σ", "1.1"),
-        Radio("Task", "Calibrate a parameter"), Text("Target ε", "3"), Radio("Solve for", "steps"),
+        Radio("Task", "Calibrate a parameter"), Text("Target ε", "3"), Radio("Solve for", "Steps T"),
     )),
     "2_Increasing_sample_sizes.py": Scenario("Increasing_sample_sizes", "Increasing sample sizes", (
         Text("Noise multiplier σ", "10"), Text("Gradient computations K", "50000", "Tab"),

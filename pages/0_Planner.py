@@ -35,7 +35,7 @@ import streamlit as st
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.pages.background import answer, known
 from fedplan.pages.plan_validation import validation_section
-from fedplan.pages.widgets import Form, download_name, downloads
+from fedplan.pages.widgets import Form, changed_field, download_name, downloads
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
 from fedplan.planner.export import for_library, render
 from fedplan.planner.plan_validation import ENGINES
@@ -347,8 +347,9 @@ def main() -> None:
             outcome = answer(plan_key(request), functools.partial(planned, request), kind="plan", label="Planning")
         pending = outcome is None
         report, refusal = (None, None) if pending else outcome
-        if refusal is not None:
-            form.error(refusal)
+        if refusal is not None:  # a refusal naming several boxes goes under the one changed since the last plan
+            last = st.session_state.get(LAST_KEY)
+            form.error(refusal, otherwise=changed_field(request.inputs(), None if last is None else last.inputs()))
             if request.recipe == "increasing-sizes":
                 offer_nearest(request, right)
     if report is not None:

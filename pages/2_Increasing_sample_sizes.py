@@ -17,7 +17,7 @@ import streamlit as st
 
 from fedplan.bounds import rdp
 from fedplan.bounds.accounting import round_up
-from fedplan.pages.widgets import Form, as_text, box_name, labelled, named_field, report, theorem_metric
+from fedplan.pages.widgets import Form, as_text, box_name, changed_field, labelled, named_field, report, theorem_metric
 from fedplan.planner.display import accountant_label, epsilon_text, number_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import MIN_GROWTH_EXPONENT, VandijkSelect
@@ -108,12 +108,12 @@ def plain_reason(fields: tuple, _request: VandijkSelect, _error: ValueError) -> 
 
 def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     """A plan the inputs do not give: the request's words under the widget of a field it names, else the reason in
-    plain words (:func:`plain_reason`, or the request's words) at the top of the form; here (the results' place)
-    the nearest value of each control that gives a plan as a button, and the full message in an expander."""
+    plain words (:func:`plain_reason`, or the request's words) under the box changed since the last plan, with its
+    value and the nearest value that plans (else at the top of the form); here (the results' place) the nearest
+    value of each control that gives a plan as a button, and the full message in an expander."""
     message, fields = str(error), tuple(request.inputs().items())
     field = named_field(message, list(form.slots))
     plain = None if field is not None else plain_reason(fields, request, error)
-    form.error(plain or message, field=field)
     st.subheader("No plan for these inputs")
     offers, names = {}, []
     with st.spinner("Looking for the nearest inputs with a plan…"):
@@ -122,6 +122,14 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
                 names += group
                 found = {name: nearest_value(fields, name, request) for name in group}
                 offers = {name: value for name, value in found.items() if value is not None}
+    changed = changed_field(request.inputs(), st.session_state.get(LAST_PLANNED))
+    if plain is not None and changed in form.slots:  # the box just changed, its value, and what to do
+        value = getattr(request, changed)
+        fix = "Change it back" + (f", or take {REMEDIES[changed][1]} = {number_text(offers[changed])}, the nearest "
+                                  "value with a plan (one click, on the right)" if changed in offers else "") + "."
+        plain = (f"{form.labels.get(changed, changed)} = {number_text(value) if isinstance(value, float) else value}"
+                 f" gives no plan: {plain[0].lower()}{plain[1:]} {fix}")
+    form.error(plain or message, field=field, otherwise=changed)
     if offers:
         st.markdown("Change one control to the nearest value that gives a plan with a claim that needs noise:")
         for column, (name, value) in zip(st.columns(len(offers)), offers.items(), strict=True):
@@ -217,8 +225,14 @@ def noise_chart(frame: pd.DataFrame, transitions: dict) -> alt.Chart:
 
 
 def transitions_section(request: VandijkSelect, answer) -> None:
-    sel = answer.result.selection
+    """The √T·σ-against-p curve of the plan at a K of its own box; without a plan (``answer`` None) the box stays,
+    with a line saying the curve comes back with a plan."""
     st.subheader("√T·σ against p, with the K⁻/K⁺ transitions")
+    if answer is None:
+        Form(VandijkSelect).field("grad_computations", "Gradient computations K for this curve", default="100000")
+        st.caption("The curve comes back when the inputs above give a plan.")
+        return
+    sel = answer.result.selection
     st.latex(r"K^- = B\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c,\quad "
              r"K^+ = A\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c"
              r"\quad\text{(Theorem 4, vandijk L193; (27)/(28) L1271-1287)}")
@@ -253,6 +267,7 @@ def main() -> None:
     except ValueError as error:
         with right:
             refusal(form, request, error)
+            transitions_section(request, None)
         return
     st.session_state[LAST_PLANNED] = request.inputs()
     with right:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -94,6 +94,15 @@ def named_field(message: str, names: Sequence[str]) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def changed_field(current: Mapping, previous: Mapping | None) -> str | None:
+    """The one field whose value differs between ``current`` and ``previous`` (the inputs the page last answered),
+    or None if none or several did: the box a refusal naming several boxes belongs under (the one just changed)."""
+    if previous is None:
+        return None
+    changed = [name for name, value in current.items() if name in previous and previous[name] != value]
+    return changed[0] if len(changed) == 1 else None
 
 
 def box_name(label: str) -> str:
@@ -213,10 +222,13 @@ class Form:
         self.slots[name] = st.empty()
         return value
 
-    def error(self, message: str, *, field: str | None = None) -> None:
+    def error(self, message: str, *, field: str | None = None, otherwise: str | None = None) -> None:
         """Show ``message`` in the page's words (:func:`labelled`) with ``st.error`` under the widget of ``field``
-        (or of the field it names), else at the top of the form."""
+        (or of the field it names, or else of ``otherwise``: the box just changed, :func:`changed_field`), else at the
+        top of the form."""
         name = field if field in self.slots else named_field(message, list(self.slots))
+        if name is None and otherwise in self.slots:
+            name = otherwise
         (self.slots[name] if name is not None else self.top).error(labelled(message, self.labels))
 
     def show_problems(self, skip=()) -> bool:

@@ -63,7 +63,7 @@ SAMPLE_RATE = re.compile(r"^(sample_rate|Sample rate q)$")
 PATHS = (
     ErrorPath("0_Planner.py", "", "fedplan: plan a private federated run", (Text("Clients", "100"),),
               names=("Clients", "clients"), values=("Clients = 100", "clients = 100"),
-              advice=r"(lower|raise) .*[Cc]lients", button="Set Clients to", known=(NOT_UNDER,)),
+              advice=r"(lower|raise) .*[Cc]lients", button="Set Clients to"),
     ErrorPath("1_Accountant.py", "Accountant", "Privacy accountant",
               (Radio("Task", "Calibrate a parameter"), Radio("Solve for", SAMPLE_RATE), Select("Sampling", "shuffle"),
                Text("Target ε", "0.01")),
@@ -72,7 +72,7 @@ PATHS = (
     ErrorPath("2_Increasing_sample_sizes.py", "Increasing_sample_sizes", "Increasing sample sizes",
               (Text("Growth exponent p", "2"),), names=("Growth exponent p", "growth_exponent"),
               values=("p = 2", "growth_exponent = 2", "got 2"),
-              advice=r"p = 1\.21|at most", button="p = ", known=(NOT_UNDER, NO_NAME, NO_VALUE, NO_ADVICE, INPUTS_GONE)),
+              advice=r"p = 1\.21|at most", button="p = "),
     ErrorPath("3_FedSGD_DPC.py", "FedSGD_DPC", "Optimal rounds and replies",
               (Text("Clients N (up to 10 000 here)", "1e5"),), names=("Clients N", "clients"),
               values=("got 100000", "got 100 000", "got 1e5", "got 1e+05"), advice=r"\[2, 10 ?000\]"),

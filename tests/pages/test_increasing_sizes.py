@@ -103,11 +103,20 @@ def test_increasing_sizes_page_shows_the_requests_message_under_its_widget(page)
     assert errors(page) == ["Initial sample size s₀ must be a whole number such as 10000 or 1e4; got 'x'"]
 
 
+def under_changed_box(box_and_value: str, nearest: str) -> str:
+    """A refusal that names no box, under the box just changed: its label and value, the reason, what to do (the
+    browser walk: p 1 → 2 showed the reason alone at the top of the form, naming neither box nor value)."""
+    return (f"{box_and_value} gives no plan: {NO_SCHEDULE[0].lower()}{NO_SCHEDULE[1:]} Change it back, or take "
+            f"{nearest}, the nearest value with a plan (one click, on the right).")
+
+
 def test_too_little_noise_offers_the_smallest_noise_multiplier_with_a_plan(page):
     """σ 8 → 3: one plain sentence, the selection's own words in an expander, and σ = 5.87 as one click."""
     box(page, "Noise multiplier σ").set_value("3").run()
     assert not page.exception
-    assert errors(page) == [NO_SCHEDULE]
+    assert errors(page) == [under_changed_box("Noise multiplier σ = 3", "σ = 5.87")]
+    assert error_under(page, "Noise multiplier σ") == errors(page)[0]  # under the box just changed (was the top)
+    assert box(page, "Gradient computations K for this curve")  # the curve's box stays (it had gone)
     message = refusal(VandijkSelect, **{**MAIN_TEXT, "noise_multiplier": 3})
     assert "lower grad_computations or p" in message  # the page names the box: its label
     assert [text.value for text in page.get("text")] == [
@@ -126,7 +135,8 @@ def test_too_little_noise_offers_the_smallest_noise_multiplier_with_a_plan(page)
 
 def test_too_much_work_offers_the_largest_k_with_a_plan(page):
     box(page, "Gradient computations K").set_value("1e7").run()
-    assert errors(page) == [NO_SCHEDULE] and [button.label for button in page.button] == ["K = 45 800"]
+    assert errors(page) == [under_changed_box("Gradient computations K = 10000000", "K = 45 800")]
+    assert [button.label for button in page.button] == ["K = 45 800"]
     with pytest.raises(ValueError, match="m/T iteration diverges"):
         select_vandijk(**VandijkSelect(**{**MAIN_TEXT, "grad_computations": 10**7}).selection_arguments())
     sel = select_vandijk(**VandijkSelect(**{**MAIN_TEXT, "grad_computations": 45_800}).selection_arguments())
@@ -153,12 +163,16 @@ def test_growth_exponent_2_names_the_growth_exponent_and_offers_one_that_plans(p
     """The browser walk's p 1 → 2 ("target_epsilon must be … got 0") now gets the selection's refusal in plain
     words with p = 1.21 as one click; p = 1.3 is a vacuous claim, said so."""
     box(page, "Growth exponent p").set_value("2").run()
-    assert not page.exception and errors(page) == [NO_SCHEDULE]
+    assert not page.exception and errors(page) == [under_changed_box("Growth exponent p = 2", "p = 1.21")]
+    assert error_under(page, "Growth exponent p") == errors(page)[0]  # the box, its value, what to do
     assert [button.label for button in page.button] == ["p = 1.21"]
     box(page, "Growth exponent p").set_value("1.3").run()
     claimed = select_vandijk(**VandijkSelect(**{**MAIN_TEXT, "growth_exponent": 1.3}).selection_arguments()).delta
-    (shown,) = re.fullmatch(r"The paper's bound claims only δ = ([0-9.]+) at ε = 1, a promise the schedule keeps "
-                            r"even without noise: there is nothing to plan\.", errors(page)[0]).groups()
+    (shown,) = re.fullmatch(r"Growth exponent p = 1\.3 gives no plan: the paper's bound claims only δ = ([0-9.]+) at "
+                            r"ε = 1, a promise the schedule keeps even without noise: there is nothing to plan\. "
+                            r"Change it back, or take p = 1\.21, the nearest value with a plan \(one click, on the "
+                            r"right\)\.",
+                            errors(page)[0]).groups()
     assert claimed <= float(shown) <= claimed * 1.01  # 3 digits, rounded up: never a smaller δ than claimed
     assert "nothing to plan" in refusal(VandijkSelect, **{**MAIN_TEXT, "growth_exponent": 1.3})
     assert [button.label for button in page.button] == ["p = 1.21"]

@@ -183,3 +183,15 @@ def test_metric_labels_fit_their_columns(page, action):
     widths = metric_widths(app)
     assert not app.exception and widths
     assert [(label, needed, width) for label, needed, width in widths if needed > width] == []
+
+
+@pytest.mark.parametrize("current, previous, expected", [
+    ({"clients": 100, "epochs": 2.5}, {"clients": 5, "epochs": 2.5}, "clients"),
+    ({"clients": 100, "epochs": 5.0}, {"clients": 5, "epochs": 2.5}, None),  # two changed: no single box
+    ({"clients": 5, "epochs": 2.5}, {"clients": 5, "epochs": 2.5}, None),
+    ({"clients": 100}, None, None),  # nothing answered yet
+])
+def test_changed_field_is_the_one_box_changed_since_the_last_answer(current, previous, expected):
+    from fedplan.pages.widgets import changed_field
+
+    assert changed_field(current, previous) == expected
