@@ -80,6 +80,8 @@ KEYS = {name: f"planner_{name}" for name in ("target_epsilon", "clients", "epoch
 RECIPE_KEY = "planner_recipe"
 #: The last request that planned: its plan stays in view under a refusal.
 LAST_KEY = "planner_last_request"
+#: The inputs of the last run that built a request, and the box a refused plan's message went under (its key).
+LAST_INPUTS, REFUSED_BOX = "planner_last_inputs", "planner_refused_box"
 LABELS = {"target_epsilon": "Privacy budget ε", "target_delta": "δ", "clients": "Clients",
           "epochs": "Compute budget: passes over the data (epochs)", "batch_size": "Batch size",
           "noise": "Noise", "sampling": "Sampling that runs"}
@@ -249,6 +251,17 @@ def opacus_for_its_accountant(schedule, stem: str) -> None:
                f"({record['library_calls']} call(s) of Opacus's accountant, {record['seconds']:g} s).")
 
 
+def refused_box(request: Plan) -> str | None:
+    """Where a refusal naming several boxes goes: under the one box changed since the last run that built a
+    request (the user's last edit, whether or not that run had planned yet), kept for these inputs on later reruns."""
+    key, kept = plan_key(request), st.session_state.get(REFUSED_BOX)
+    box = changed_field(request.inputs(), st.session_state.get(LAST_INPUTS))
+    if box is None and kept is not None and kept[0] == key:
+        box = kept[1]
+    st.session_state[REFUSED_BOX] = (key, box)
+    return box
+
+
 def plan_key(request: Plan) -> tuple:
     """What a plan depends on: the request's fields and the digests of an upload's arrays."""
     digests = tuple(None if array is None else hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
@@ -347,11 +360,12 @@ def main() -> None:
             outcome = answer(plan_key(request), functools.partial(planned, request), kind="plan", label="Planning")
         pending = outcome is None
         report, refusal = (None, None) if pending else outcome
-        if refusal is not None:  # a refusal naming several boxes goes under the one changed since the last plan
-            last = st.session_state.get(LAST_KEY)
-            form.error(refusal, otherwise=changed_field(request.inputs(), None if last is None else last.inputs()))
+        if refusal is not None:
+            form.error(refusal, otherwise=refused_box(request))
             if request.recipe == "increasing-sizes":
                 offer_nearest(request, right)
+    if request is not None:
+        st.session_state[LAST_INPUTS] = request.inputs()
     if report is not None:
         st.session_state[LAST_KEY] = request
     elif LAST_KEY in st.session_state:  # the last plan stays in view, said to be the last one

@@ -140,6 +140,8 @@ def test_planner_refused_van_dijk_plan_names_boxes_on_the_page_and_sets_the_near
     message = errors(planner)[0]
     assert errors(planner) == [in_page_words(refusal(Plan, clients=100))]
     assert error_under(planner, "Clients") == message  # under the box just changed (it names four: was the top)
+    planner.run()  # a rerun with nothing changed keeps it there
+    assert error_under(planner, "Clients") == message
     assert "grad_computations" not in message and "sigma_range" not in message
     boxes = {"batch_size": "Batch size: the initial sample size s₀", "clients": "Clients",
              "epochs": "Compute budget: passes over the data (epochs)", "target_epsilon": "Privacy budget ε"}
