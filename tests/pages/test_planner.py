@@ -313,7 +313,7 @@ def test_metric_labels_fit_a_fifth_of_the_results_column(recipe):
     assert not planner.exception and len(planner.metric) == 5
     for shown in planner.metric:
         assert len(shown.label) <= 16, shown.label
-        assert len(shown.proto.delta) <= 16, shown.proto.delta
+        assert len(shown.proto.delta) <= 11, shown.proto.delta  # "89.9 % left", no arrow: the chip is narrow
 
 
 def test_an_opacus_file_calibrated_for_opacus_rdp_accountant(monkeypatch):
