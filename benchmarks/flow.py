@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import json
 import os
 import re
+import runpy
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,15 +37,8 @@ VIEWPORT = {"width": 1400, "height": 1000}
 SHOTS = ("flow_plan.png", "flow_validation.png", "flow_curves.png")
 
 
-def _load_browser():
-    """``benchmarks/browser.py`` by its path (an installed ``benchmarks`` package shadows this folder)."""
-    spec = importlib.util.spec_from_file_location("fedplan_benchmark_browser", Path(__file__).with_name("browser.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-browser = _load_browser()
+#: ``benchmarks/browser.py``'s functions, run from its path (an installed ``benchmarks`` package shadows this folder).
+browser = types.SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name("browser.py"))))
 
 
 def assigned(text: str, name: str):

@@ -100,7 +100,12 @@ def _opacus_epsilon(kind: str) -> Callable:
 
 
 def _flower_epsilon(module, schedule: Schedule) -> float:
-    event = flower_event(schedule)
+    return flower_epsilon(module, flower_event(schedule))
+
+
+def flower_epsilon(module, event: dict) -> float:
+    """What Flower's ``RdpAccountant`` (``module``: ``flwr.serverapp``) reports for an export's event, composed as
+    Flower composes it (also the interoperability tests' way to ask Flower)."""
     config = module.PrivacyConfig(
         target_delta=event["delta"], population_size=event["population-size"],
         neighboring_relation=module.NeighboringRelation[event["neighboring-relation"]],

@@ -22,7 +22,7 @@ from flwr.server.strategy import DifferentialPrivacyServerSideFixedClipping, Fed
 
 import fedplan  # noqa: E402
 from fedplan.bounds import accounting  # noqa: E402
-from fedplan.planner import cli  # noqa: E402
+from fedplan.planner import cli, library_accountants  # noqa: E402
 from fedplan.planner.export import write_schedule  # noqa: E402
 from fedplan.planner.practice import plan_federated  # noqa: E402
 
@@ -91,16 +91,7 @@ def test_the_strategy_runs_rounds_with_the_planned_sampling_clipping_and_noise(e
 
 def flowers_epsilon_of(event: dict) -> float:
     """What Flower's RdpAccountant reports for the export's [tool.fedplan.flower-accountant] event."""
-    privacy = serverapp.PrivacyConfig(
-        target_delta=event["delta"], population_size=event["population-size"],
-        neighboring_relation=serverapp.NeighboringRelation[event["neighboring-relation"]],
-        sampling_method=serverapp.SamplingMethod[event["sampling-method"]])
-    flower = serverapp.RdpAccountant(privacy)
-    flower.compose(serverapp.GaussianPrivacyEvent(noise_multiplier=event["noise-multiplier"],
-                                                  sample_size=event["sample-size"],
-                                                  population_size=event["population-size"]),
-                   count=event["rounds"])
-    return flower.get_epsilon(event["delta"])
+    return library_accountants.flower_epsilon(serverapp, event)
 
 
 def test_flowers_accountant_agrees_with_fedplans_rdp_of_the_run(exported):
