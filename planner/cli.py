@@ -242,6 +242,13 @@ def _with_spelling(message: str, old_spellings: dict[str, str]) -> str:
     return message
 
 
+def _error_line(message: str) -> None:
+    """``fedplan: error: message`` on stderr as one line: a line break inside it (a file named ``line⏎break.csv``
+    that the message quotes) is written ``\\n``."""
+    one_line = message.replace("\r", "\\r").replace("\n", "\\n")
+    print(f"fedplan: error: {one_line}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
@@ -256,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         if bar is not None:
             bar.close()
-        print(f"fedplan: error: {_with_spelling(str(error), getattr(args, 'old_spellings', {}))}", file=sys.stderr)
+        _error_line(_with_spelling(str(error), getattr(args, "old_spellings", {})))
         return 2
     except (ModuleNotFoundError, ArithmeticError, OSError) as error:
         if bar is not None:
@@ -271,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a file that vanished or could not be written during the run (requests check paths up front)
             error = f"{error.strerror or error}" + (f": {error.filename}" if error.filename else "")
         # ModuleNotFoundError: an optional dependency (planner/extras.py names the extra to install)
-        print(f"fedplan: error: {error}", file=sys.stderr)
+        _error_line(str(error))
         return 2
     for note in notes:
         print(note, file=sys.stderr)

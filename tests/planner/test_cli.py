@@ -175,3 +175,14 @@ def test_an_error_about_a_field_given_by_its_old_spelling_names_that_spelling(ca
                      "--batch-size", "10", "--steps", "100", "--delta", "1e-5"]) == 2
     expected = "fedplan: error: noise_std (given as --sigma) must be a real number in (0, inf); got -3\n"
     assert capsys.readouterr().err == expected
+
+
+def test_an_error_quoting_a_file_name_with_a_line_break_is_one_line(tmp_path, capsys):
+    # fuzz (seed 4191782306): a test file named "line\nbreak.csv" made the error three lines on stderr
+    from fedplan.planner.cli import main
+
+    bad = tmp_path / "line\nbreak.csv"
+    bad.write_bytes(b"(\xc3\xa7")
+    assert main(["simulate", "vandijk", f"--test-file={bad}", "--rounds=21", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fedplan: error: ") and "line\\nbreak.csv" in err
