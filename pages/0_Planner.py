@@ -251,10 +251,11 @@ def opacus_for_its_accountant(schedule, stem: str) -> None:
                f"({record['library_calls']} call(s) of Opacus's accountant, {record['seconds']:g} s).")
 
 
-def refused_box(request: Plan) -> str | None:
+def refused_box(request: Plan, key: tuple) -> str | None:
     """Where a refusal naming several boxes goes: under the one box changed since the last run that built a
-    request (the user's last edit, whether or not that run had planned yet), kept for these inputs on later reruns."""
-    key, kept = plan_key(request), st.session_state.get(REFUSED_BOX)
+    request (the user's last edit, whether or not that run had planned yet), kept for these inputs (``key``:
+    :func:`plan_key`) on later reruns."""
+    kept = st.session_state.get(REFUSED_BOX)
     box = changed_field(request.inputs(), st.session_state.get(LAST_INPUTS))
     if box is None and kept is not None and kept[0] == key:
         box = kept[1]
@@ -357,11 +358,12 @@ def main() -> None:
     report, current, pending = None, True, False
     if request is not None:
         with right:
-            outcome = answer(plan_key(request), functools.partial(planned, request), kind="plan", label="Planning")
+            key = plan_key(request)  # hashes an upload's arrays: once a run
+            outcome = answer(key, functools.partial(planned, request), kind="plan", label="Planning")
         pending = outcome is None
         report, refusal = (None, None) if pending else outcome
         if refusal is not None:
-            form.error(refusal, otherwise=refused_box(request))
+            form.error(refusal, otherwise=refused_box(request, key))
             if request.recipe == "increasing-sizes":
                 offer_nearest(request, right)
     if request is not None:
