@@ -92,6 +92,9 @@ def train_test_indices(n_samples: int, *, test_fraction: float, seed: int) -> tu
     seed = check_int("seed", seed, low=0)
     order = np.random.default_rng(seed).permutation(n_samples)
     test = int(round(test_fraction * n_samples))
+    if test >= n_samples:
+        raise ValueError(f"test_fraction must leave at least one of the {n_samples} examples for training, in "
+                         f"[0, {(n_samples - 1) / n_samples:.6g}]; got {test_fraction!r}")
     return np.sort(order[test:]), np.sort(order[:test])
 
 

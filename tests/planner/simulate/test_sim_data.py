@@ -52,6 +52,12 @@ def test_train_test_indices_partition_the_samples():
     assert sorted(np.concatenate([train, test]).tolist()) == list(range(101))
     with pytest.raises(ValueError, match=r"test_fraction must be a real number in \[0, 1\)"):
         train_test_indices(10, test_fraction=1.0, seed=0)
+    # Fuzz seed 2447676159 (CI of efa3ee2): 0.96 rounds 10 test examples to all 10, leaving none to train on.
+    with pytest.raises(ValueError, match=r"test_fraction must leave at least one of the 10 examples .* \[0, 0\.9\]; "
+                                         r"got 0\.96"):
+        train_test_indices(10, test_fraction=0.96, seed=0)
+    train, test = train_test_indices(10, test_fraction=0.94, seed=0)
+    assert len(train) == 1 and len(test) == 9
 
 
 def _check_partition(blocks, n):
