@@ -213,12 +213,23 @@ class ProgressBar:
         self.stream.flush()
 
 
+#: Streamlit's server options for the app, the same as the checkout's ``.streamlit/config.toml`` (a test compares
+#: them): uploads within fedplan's input-file limit (64 MiB, planner/limits.py), no usage statistics, and no
+#: watching of source files. Streamlit's watcher resolves the path of every imported module (torch, dask, opacus,
+#: ...) on the server's event loop after every script run: 1.4 s of a 2.4 s warm page load, measured with py-spy
+#: (issue 20). A user's option of the same name wins.
+APP_SERVER_OPTIONS = {"server.maxUploadSize": "64", "server.fileWatcherType": "none",
+                      "browser.gatherUsageStats": "false"}
+
+
 def start_app(arguments: Sequence[str]) -> int:
     """Replace this process by ``streamlit run`` on the packaged app (never returns when streamlit is there)."""
     if importlib.util.find_spec("streamlit") is None:
         raise ValueError("the app needs Streamlit: pip install 'fedplan[app]'")
     entry = importlib.util.find_spec("fedplan.app").origin
-    os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", entry, *arguments])
+    given = {argument.split("=")[0][2:] for argument in arguments if argument.startswith("--")}
+    defaults = [f"--{name}={value}" for name, value in APP_SERVER_OPTIONS.items() if name not in given]
+    os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", entry, *defaults, *arguments])
     return 0  # pragma: no cover - execv does not return
 
 

@@ -186,3 +186,23 @@ def test_an_error_quoting_a_file_name_with_a_line_break_is_one_line(tmp_path, ca
     assert main(["simulate", "vandijk", f"--test-file={bad}", "--rounds=21", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("fedplan: error: ") and "line\\nbreak.csv" in err
+
+
+def test_fedplan_app_starts_streamlit_with_the_checkouts_server_options(monkeypatch):
+    import tomllib
+    from pathlib import Path
+
+    pytest.importorskip("streamlit")
+    started = []
+    monkeypatch.setattr(cli.os, "execv", lambda program, argv: started.append(argv))
+    cli.start_app(["--server.port", "8502", "--server.maxUploadSize=8"])
+    argv = started[0]
+    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4].endswith("fedplan/app.py")
+    # the source watcher is off (1.4 s of every page load, issue 20); the user's upload size wins over fedplan's
+    assert argv[5:] == ["--server.fileWatcherType=none", "--browser.gatherUsageStats=false", "--server.port", "8502",
+                        "--server.maxUploadSize=8"]
+    # ``streamlit run app.py`` in a checkout reads the same options from .streamlit/config.toml
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    flat = {f"{section}.{name}": str(value).lower() for section, values in config.items()
+            for name, value in values.items()}
+    assert flat == {**cli.APP_SERVER_OPTIONS, "server.headless": "true"}
