@@ -217,9 +217,11 @@ class ProgressBar:
 #: them): uploads within fedplan's input-file limit (64 MiB, planner/limits.py), no usage statistics, and no
 #: watching of source files. Streamlit's watcher resolves the path of every imported module (torch, dask, opacus,
 #: ...) on the server's event loop after every script run: 1.4 s of a 2.4 s warm page load, measured with py-spy
-#: (issue 20). A user's option of the same name wins.
+#: (issue 20). Nor a full garbage collection after every script run (``runner.postScriptGC``): with torch, dask and
+#: opacus imported it took 0.28 s of each run, holding the interpreter lock that the event loop needs; Python's own
+#: generational collection still runs. A user's option of the same name wins.
 APP_SERVER_OPTIONS = {"server.maxUploadSize": "64", "server.fileWatcherType": "none",
-                      "browser.gatherUsageStats": "false"}
+                      "browser.gatherUsageStats": "false", "runner.postScriptGC": "false"}
 
 
 def start_app(arguments: Sequence[str]) -> int:
