@@ -202,17 +202,16 @@ INIT_SCRIPT = r"""
   new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true,
                                                  attributeFilter: ['data-test-script-state']});
   window.__fpState = () => last;
-  const fields = (buffer) => {  // the top-level field numbers of a protobuf message
-    const bytes = new Uint8Array(buffer), found = [];
+  const fields = (buffer) => {  // the top-level fields of a protobuf message: {number: varint value or true}
+    const bytes = new Uint8Array(buffer), found = {};
     let i = 0;
     const varint = () => { let value = 0, scale = 1, byte;
       do { byte = bytes[i++]; value += (byte & 127) * scale; scale *= 128; } while (byte >= 128 && i < bytes.length);
       return value; };
     while (i < bytes.length) {
-      const tag = varint(), wire = tag & 7;
-      found.push(Math.floor(tag / 8));
-      if (wire === 0) varint(); else if (wire === 2) i += varint(); else if (wire === 1) i += 8;
-      else if (wire === 5) i += 4; else break;
+      const tag = varint(), wire = tag & 7, number = Math.floor(tag / 8);
+      if (wire === 0) found[number] = varint(); else if (wire === 2) { found[number] = true; i += varint(); }
+      else if (wire === 1) i += 8; else if (wire === 5) i += 4; else break;
     }
     return found;
   };
@@ -221,7 +220,11 @@ INIT_SCRIPT = r"""
     const socket = new Native(...args);
     socket.addEventListener('message', (event) => {
       const now = performance.now();
-      const note = (buffer) => { if (fields(buffer).includes(6)) log.push(['finished', null, now]); };
+      const note = (buffer) => {  // new_session (4) starts every run; script_finished (6) gives its status
+        const found = fields(buffer);
+        if (4 in found) log.push(['started', null, now]);
+        if (6 in found) log.push(['finished', found[6] === true ? 0 : found[6], now]);
+      };
       if (event.data instanceof ArrayBuffer) note(event.data);
       else if (event.data instanceof Blob) event.data.arrayBuffer().then(note);
     });
@@ -233,20 +236,26 @@ INIT_SCRIPT = r"""
 })();
 """
 
-#: When the rerun started after log entry ``mark`` has finished: the painted frame after its ``running`` state went
-#: back to ``notRunning`` (or, if the state never showed ``running``, its script-finished message once the state is
-#: ``notRunning`` again), with the times the state went to ``running`` and back; null while it runs.
+#: When the rerun the input started has finished: the painted frame after the app's state went back to
+#: ``notRunning`` following the script-finished message of the first whole-page run that started (its new-session
+#: message) after the input event. Fragment runs (status 3: the progress line of a background plan redraws itself
+#: every 0.3 s) and runs cut short by a newer rerun (status 2) do not count. If the state never showed ``running``
+#: (a short run), the finished message once the state has been ``notRunning`` for 150 ms. Returns the painted time
+#: with the times the state went to ``running`` (after the input) and back, or null while the run is going.
 DONE_SCRIPT = r"""
 (mark) => {
-  const entries = window.__fpLog.slice(mark);
-  let running = null, stopped = null, finished = null;
-  for (const [kind, state, time] of entries) {
-    if (kind === 'state' && state !== 'notRunning' && running === null) running = time;
-    if (kind === 'state' && state === 'notRunning' && running !== null && stopped === null) stopped = time;
+  const event = mark === 0 ? 0 : window.__fpEvent;
+  if (event === null) return null;
+  const entries = window.__fpLog.slice(mark).sort((a, b) => a[2] - b[2]);  // a Blob's message is logged late
+  let started = false, finished = null, running = null, stopped = null;
+  for (const [kind, value, time] of entries) {
+    if (kind === 'started' && time >= event) started = true;
+    if (kind === 'state' && value !== 'notRunning' && running === null && time >= event) running = time;
+    if (kind === 'finished' && started && (value === 0 || value === 1) && finished === null) finished = time;
+    if (kind === 'state' && value === 'notRunning' && finished !== null && stopped === null) stopped = time;
     if (kind === 'painted' && stopped !== null) return {painted: time, running, stopped};
-    if (kind === 'finished' && finished === null) finished = time;
   }
-  if (running === null && finished !== null && window.__fpState() === 'notRunning'
+  if (finished !== null && stopped === null && window.__fpState() === 'notRunning'
       && performance.now() - finished > 150)
     return {painted: finished, running: null, stopped: null};
   return null;

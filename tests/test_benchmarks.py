@@ -146,3 +146,41 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
                           f"{row['interaction_median_ms']:.0f}", f"{row['interaction_p95_ms']:.0f}"]
     assert cells[5] == "1" and cells[6] == "0/0" and cells[7] in ("PASS", "FAIL") and cells[8] in ("PASS", "FAIL")
     assert "load average" in out
+
+
+def test_app_benchmark_times_the_whole_page_run_the_input_started_not_a_fragments():
+    """The rule that ends an interaction (DONE_SCRIPT), on logs written by hand, in Chromium: the progress line of a
+    background plan reruns as a fragment every 0.3 s (status 3) and must not end the timing, nor a run that started
+    before the input event, nor one cut short by a newer rerun (status 2)."""
+    benchmark = load_benchmark("app")
+    if not benchmark.browser.have_chromium():
+        if os.environ.get("FEDPLAN_REQUIRE_BROWSER") == "1":
+            raise RuntimeError(f"FEDPLAN_REQUIRE_BROWSER=1 but there is no Chromium at {benchmark.browser.CHROMIUM}")
+        pytest.skip("no Chromium (apt-get install chromium); .ci/run installs it")
+    from playwright.sync_api import sync_playwright
+
+    fragment_then_whole = [
+        ["painted", None, 50],  # before the mark
+        ["started", None, 90], ["state", "running", 95],  # a whole run started before the input (at 100)
+        ["started", None, 120], ["finished", 2, 130],  # the input's run, cut short by a newer rerun
+        ["started", None, 140], ["finished", 3, 150], ["state", "notRunning", 151], ["painted", None, 160],
+        ["started", None, 170], ["state", "running", 171], ["finished", 0, 250], ["state", "notRunning", 252],
+        ["painted", None, 270], ["started", None, 300], ["finished", 3, 320]]
+    with sync_playwright() as playwright:
+        chromium = benchmark.browser.launch(playwright)
+        page = chromium.new_page()
+        page.wait_for_function("performance.now() > 500")  # the hand-written times are long past
+
+        def done(log, event=100.0, state="notRunning", mark=1):
+            page.evaluate("([log, event, state]) => { window.__fpLog = log; window.__fpEvent = event; "
+                          "window.__fpState = () => state; }", [log, event, state])
+            return page.evaluate(f"({benchmark.DONE_SCRIPT})({mark})")
+
+        assert done(fragment_then_whole) == {"painted": 270, "running": 171, "stopped": 252}
+        assert done(fragment_then_whole[:13]) is None  # the fragment's end alone does not end it
+        assert done(fragment_then_whole, event=None) is None  # no input event yet
+        # a short run that never showed "running": its finished message, once the page has been quiet 150 ms
+        quiet = [["painted", None, 50], ["started", None, 110], ["finished", 0, 130]]
+        assert done(quiet) == {"painted": 130, "running": None, "stopped": None}
+        assert done(quiet, state="running") is None
+        chromium.close()
