@@ -1,8 +1,9 @@
 """Work a page should not freeze for: computed in a thread of the server while the page stays live (issue 20).
 
 A page asks :func:`answer` for the value of a computation under a key (the request's fields). A value already
-computed, or computed within :func:`inline_wait` seconds (0.25 s; ``FEDPLAN_INLINE_WAIT`` sets it, the page tests
-set it long so that one script run shows the answer), comes back at once. Otherwise :func:`answer` returns None
+computed, or computed within :func:`inline_wait` seconds of the start of its computation (0.1 s;
+``FEDPLAN_INLINE_WAIT`` sets it, the page tests set it long so that one script run shows the answer), comes back at
+once. Otherwise :func:`answer` returns None
 after drawing where it is called a progress line with the elapsed time and an estimate (the time the last
 computation of the same kind took), and a Cancel button, in a fragment that redraws itself every
 :data:`POLL_SECONDS` and reruns the page when the value is ready. The script run that started the work ends at
@@ -39,7 +40,7 @@ POLL_SECONDS = 0.3
 #: Computations kept (finished or not), the oldest finished ones forgotten first.
 KEPT = 64
 #: Default seconds a script run waits for a value before it shows progress instead.
-INLINE_WAIT = 0.25
+INLINE_WAIT = 0.1
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fedplan-page-work")
 _LOCK = threading.Lock()
@@ -59,7 +60,7 @@ _LAST_SECONDS: dict[str, float] = {}
 
 
 def inline_wait() -> float:
-    """Seconds a script run waits for a value before it shows progress (``FEDPLAN_INLINE_WAIT``, default 0.25)."""
+    """Seconds a script run waits for a value before it shows progress (``FEDPLAN_INLINE_WAIT``, default 0.1)."""
     text = os.environ.get("FEDPLAN_INLINE_WAIT", "").strip()
     return float(text) if text else INLINE_WAIT
 
@@ -143,8 +144,8 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) 
         _WORK.move_to_end(key)
         work.sessions.add(session)
         _forget_old()
-    try:
-        return work.future.result(timeout=inline_wait())
+    try:  # a rerun while the work goes on (the progress line's, another box's) does not wait again
+        return work.future.result(timeout=max(0.0, inline_wait() - (time.perf_counter() - work.started)))
     except FutureTimeout:
         pass
     _progress(key, work, session, kind=kind, label=label)

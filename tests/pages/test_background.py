@@ -64,6 +64,20 @@ def _markdown(app: AppTest) -> list[str]:
     return [element.value for element in app.markdown]
 
 
+def test_a_script_run_waits_for_new_work_only_not_again_while_it_goes_on(shared, monkeypatch):
+    """The inline wait counts from the start of the work: the reruns of a page whose plan is being computed (a
+    progress line's, another box's) end at once instead of each waiting again (issue 20's 300 ms)."""
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "2")
+    started = time.perf_counter()
+    app = AppTest.from_function(page, args=("long",), default_timeout=30).run()
+    first = time.perf_counter() - started
+    started = time.perf_counter()
+    app.run()
+    again = time.perf_counter() - started
+    assert len(app.get("progress")) == 1 and shared.started == ["long"]
+    assert first >= 2.0 and again < 1.5, (first, again)  # it waited 2 s a second time before
+
+
 def test_a_slow_value_shows_progress_then_the_value_on_a_later_run(shared):
     app = AppTest.from_function(page, args=("slow1",), default_timeout=30).run()
     assert not app.exception
