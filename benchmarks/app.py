@@ -210,7 +210,8 @@ INIT_SCRIPT = r"""
       return value; };
     while (i < bytes.length) {
       const tag = varint(), wire = tag & 7, number = Math.floor(tag / 8);
-      if (wire === 0) found[number] = varint(); else if (wire === 2) { found[number] = true; i += varint(); }
+      if (wire === 0) found[number] = varint();
+      else if (wire === 2) { const length = varint(); found[number] = true; i += length; }  // not i += varint()
       else if (wire === 1) i += 8; else if (wire === 5) i += 4; else break;
     }
     return found;

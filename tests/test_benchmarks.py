@@ -183,4 +183,30 @@ def test_app_benchmark_times_the_whole_page_run_the_input_started_not_a_fragment
         quiet = [["painted", None, 50], ["started", None, 110], ["finished", 0, 130]]
         assert done(quiet) == {"painted": 130, "running": None, "stopped": None}
         assert done(quiet, state="running") is None
+        # the log those rules read, from Streamlit's own messages: every run's new-session message, each run's
+        # finished status, nothing from the deltas between (a length-delimited field's length is skipped too)
+        page.add_init_script(benchmark.INIT_SCRIPT)
+        page.reload()
+        page.evaluate("(messages) => { const socket = new WebSocket('ws://127.0.0.1:9');"
+                      "  for (const bytes of messages) socket.dispatchEvent("
+                      "    new MessageEvent('message', {data: new Uint8Array(bytes).buffer})); }",
+                      [list(message) for message in _streamlit_messages()])
+        assert [entry[:2] for entry in page.evaluate("window.__fpLog") if entry[0] != "state"] == [
+            ["started", None], ["finished", 3], ["started", None], ["finished", 0]]
         chromium.close()
+
+
+def _streamlit_messages() -> list[bytes]:
+    """A fragment run and a whole run as Streamlit sends them: new session, a delta (a long markdown), finished."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    messages = []
+    for status in (ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY, ForwardMsg.FINISHED_SUCCESSFULLY):
+        started, delta, finished = ForwardMsg(), ForwardMsg(), ForwardMsg()
+        started.hash, delta.hash, finished.hash = "a" * 32, "b" * 32, "c" * 32
+        started.new_session.page_script_hash = "page"
+        delta.metadata.delta_path[:] = [0, 1]
+        delta.delta.new_element.markdown.body = "x" * 300  # fields 4 and 6 inside: never read as the message's own
+        finished.script_finished = status
+        messages += [message.SerializeToString() for message in (started, delta, finished)]
+    return messages
