@@ -98,6 +98,20 @@ def render(schedule: Schedule, fmt: str, *, cumulative_epsilon=None, per_round: 
     raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
+def refusal(schedule: Schedule, fmt: str) -> str | None:
+    """Why :func:`render` refuses ``schedule`` in ``fmt``, or None when it renders it, decided without rendering (a
+    CSV composes the schedule for its cumulative ε: a page draws its download buttons before any text exists)."""
+    if fmt not in LIBRARY_FORMATS:
+        return None
+    from fedplan.planner import library_exports
+
+    try:
+        library_exports.check(schedule, fmt)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _comment_header(schedule: Schedule) -> list[str]:
     theorem = theorem_line(schedule)
     lines = [f"# fedplan schedule: {schedule.rounds} rounds in {len(schedule.change_points)} phase(s)",

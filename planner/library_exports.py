@@ -72,9 +72,13 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
     return privacy
 
 
-def check(schedule: Schedule, fmt: str) -> None:
-    """Refuse a schedule whose mechanism the library of export format ``fmt`` does not run."""
-    _require(schedule, **REQUIREMENTS[fmt])
+def check(schedule: Schedule, fmt: str) -> dict:
+    """Refuse a schedule whose mechanism the library of export format ``fmt`` does not run, or that lacks what its
+    export needs; the privacy block otherwise (what :data:`RENDERERS` refuse, without rendering)."""
+    privacy = _require(schedule, **REQUIREMENTS[fmt])
+    if fmt == "tf-privacy" and privacy.get("dataset_size") is None:
+        raise ValueError("the TF-Privacy export needs the number of examples N (dataset_size)")
+    return privacy
 
 
 def _header(schedule: Schedule, library: str) -> list[str]:
@@ -238,10 +242,8 @@ def _toml_value(value) -> str:
 
 def render_tf_privacy(schedule: Schedule) -> str:
     """The arguments of TF-Privacy's ``compute_dp_sgd_privacy_statement`` as a Python dict."""
-    privacy = _require(schedule, **REQUIREMENTS["tf-privacy"])
-    examples = privacy.get("dataset_size")
-    if examples is None:
-        raise ValueError("the TF-Privacy export needs the number of examples N (dataset_size)")
+    privacy = check(schedule, "tf-privacy")
+    examples = privacy["dataset_size"]
     (q, sigma, steps), = schedule.segments()
     batch = _batch_size(schedule.change_points[0][1], examples)
     epochs = epochs_for_steps(steps, batch, examples)

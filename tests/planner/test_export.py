@@ -175,3 +175,45 @@ def test_a_library_answer_above_the_target_is_an_error_never_a_fallback(monkeypa
     _stand_in(monkeypatch, lambda module, schedule: answer)
     with pytest.raises(ValueError, match=message):
         for_library(schedule_of(_federated()), "flower", "rdp")
+
+
+def _schedules_of_every_kind():
+    """A schedule per way the library exports refuse or accept one."""
+    import fedplan
+    from fedplan.planner.export import schedule_of
+    from fedplan.planner.schedule import with_gaussian_privacy
+
+    yield "no privacy block", Schedule.from_rows([{"sample_size": 10}, {"sample_size": 20}])
+    yield "federated", schedule_of(_federated())
+    yield "dp-sgd", schedule_of(fedplan.dp_sgd(dataset_size=60_000, batch_size=256, epochs=3, target_epsilon=2))
+    one_phase = [{"sample_rate": 0.01, "noise_multiplier": 1.0}] * 3
+    yield "no dataset size", _example_schedule(one_phase)
+    yield "replace-one", with_gaussian_privacy(Schedule.from_rows(one_phase), unit="example", sampling="poisson",
+                                               neighboring_relation="replace_one", dataset_size=1000, delta=1e-5,
+                                               target_epsilon=2.0)
+    two_phases = one_phase + [{"sample_rate": 0.02, "noise_multiplier": 1.0}]
+    yield "two phases", with_gaussian_privacy(Schedule.from_rows(two_phases), unit="example", sampling="poisson",
+                                              neighboring_relation="add_or_remove_one", dataset_size=1000,
+                                              delta=1e-5, target_epsilon=2.0)
+
+
+def test_refusal_says_without_rendering_exactly_what_render_refuses():
+    """The pages draw a download button per format that :func:`export.refusal` accepts and render its text only on
+    a click: every refusal must be render's own, and every accepted format must render."""
+    from fedplan.planner.export import FORMATS, refusal
+
+    verdicts = {}
+    for name, schedule in _schedules_of_every_kind():
+        for fmt in FORMATS:
+            try:
+                render(schedule, fmt)
+            except ValueError as error:
+                expected = str(error)
+            else:
+                expected = None
+            assert refusal(schedule, fmt) == expected, (name, fmt)
+            verdicts[name, fmt] = expected is None
+    # the kinds cover an accepted and a refused case of each library format
+    for fmt in ("opacus", "flower", "tf-privacy"):
+        assert {verdicts[name, fmt] for name, _ in _schedules_of_every_kind()} == {True, False}, fmt
+    assert verdicts["no dataset size", "opacus"] and not verdicts["no dataset size", "tf-privacy"]
