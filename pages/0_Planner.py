@@ -280,17 +280,14 @@ def planned(request: Plan) -> tuple[Report | None, str | None]:
         return None, str(error)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def nearest_plans(fields: tuple, _request: Plan) -> dict:
-    """:meth:`Plan.nearest`, cached on the request's fields."""
-    return _request.nearest()
-
-
-def offer_nearest(request: Plan, right) -> None:
+def offer_nearest(request: Plan, right, key: tuple) -> None:
     """Under a refused increasing-sizes plan: a button per input whose nearest value has a plan (the others held),
-    and one to switch to DP-SCD, whose plan needs no schedule of the paper's form."""
-    with right, st.spinner("Looking for the nearest plan…"):
-        found = nearest_plans(tuple(request.inputs().items()), request)
+    and one to switch to DP-SCD, whose plan needs no schedule of the paper's form. :meth:`Plan.nearest` plans
+    again for each input (2-3 s): in the background, like the plan (``key``: :func:`plan_key`)."""
+    with right:
+        found = answer(("nearest", key), request.nearest, kind="nearest", label="Looking for the nearest plans")
+    if found is None:
+        return
     right.markdown("**The nearest plans that exist** (one click sets the box; the other inputs stay):")
     for name, value in found.items():
         text = str(value) if isinstance(value, int) else number_text(value, 3)
@@ -365,7 +362,7 @@ def main() -> None:
         if refusal is not None:
             form.error(refusal, otherwise=refused_box(request, key))
             if request.recipe == "increasing-sizes":
-                offer_nearest(request, right)
+                offer_nearest(request, right, key)
     if request is not None:
         st.session_state[LAST_INPUTS] = request.inputs()
     if report is not None:
