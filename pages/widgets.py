@@ -23,6 +23,7 @@ from typing import Any
 import streamlit as st
 
 from fedplan.bounds.validation import check_int, check_real
+from fedplan.pages import background
 from fedplan.planner.display import NO_GUARANTEE, failing_hypotheses
 from fedplan.planner.export import FORMATS, SUFFIXES, refusal, render
 from fedplan.planner.tasks.base import Option, Progress, Report, Request, options, parse_count
@@ -275,25 +276,59 @@ class Form:
             return None
 
 
+def _background_key(request: Request) -> tuple | None:
+    """What a request's report depends on, as a key of :mod:`fedplan.pages.background`; None for a request holding
+    data (arrays, segments: compared by identity, so they are run in the script instead)."""
+    kind = type(request)
+    if any(getattr(request, name) is not None for name, option in options(kind).items() if not option.cli):
+        return None
+    return ("form", f"{kind.__module__}.{kind.__qualname__}", tuple(request.inputs().items()))
+
+
+def _answer_in_background(form: Form, request: Request | None, label: str) -> tuple[Report | None, bool]:
+    """``form.answer(request)`` computed in a server thread (:func:`fedplan.pages.background.answer`: a script run
+    waits 0.1 s for it, then shows a progress line with Cancel and ends); the report, or None, and whether it is
+    still being computed."""
+    key = None if request is None else _background_key(request)
+    if key is None:
+        with st.spinner(f"{label}…"):
+            return form.answer(request), False
+    try:
+        found = background.answer(key, request.run, kind=f"form_{key[1]}", label=label)
+    except ValueError as error:
+        form.error(str(error))
+        return None, False
+    return found, found is None
+
+
+def _known(request: Request) -> Report | None:
+    """The report the background computed for ``request``, if it still holds it."""
+    key = _background_key(request)
+    return None if key is None else background.known(key)
+
+
 def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…",
               keep: str | None = None):
-    """The layout of a task page: the form on the left, the request's report on the right.
+    """The layout of a task page: the form on the left, the request's report on the right, computed in the
+    background (:func:`_answer_in_background`) so that the page answers its widgets while it runs.
 
-    Returns the report (None when a value was refused, with the message under its widget), the right column and
-    the request (None likewise). With ``keep`` (a session-state key) a refused value leaves the answer of the last
-    valid inputs on the page, under a note saying so, instead of none.
+    Returns the report (None when a value was refused, with the message under its widget, or while it is being
+    computed), the right column and the request (None likewise). With ``keep`` (a session-state key) a refused
+    value, or inputs still being computed, leave the answer of the last valid inputs on the page, under a note
+    saying so, instead of none.
     """
     left, right = st.columns([1, 2])
     with left:
         form, request = inputs()
-    with right, st.spinner(spinner):
-        answer = form.answer(request)
+    with right:
+        answer, pending = _answer_in_background(form, request, spinner.rstrip("…"))
         if keep is not None and answer is not None:
             st.session_state[keep] = request
         elif keep is not None and st.session_state.get(keep) is not None:
             request = st.session_state[keep]
-            answer = report(request)
-            st.info("The answer below is for the last valid inputs: correct the box marked in red to update it.")
+            answer = _known(request) or report(request)
+            st.info("The answer below is for the earlier inputs: the new one is being computed (above)." if pending
+                    else "The answer below is for the last valid inputs: correct the box marked in red to update it.")
     return answer, right, request
 
 
