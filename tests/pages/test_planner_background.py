@@ -3,6 +3,7 @@ wait shows progress and keeps the previous plan in view, marked; the next run af
 
 from __future__ import annotations
 
+import threading
 import time
 
 from fedplan.pages import background
@@ -37,26 +38,50 @@ def _progress(app, label: str) -> list[str]:
     return [element.proto.text for element in app.get("progress") if element.proto.text.startswith(label)]
 
 
+def _held(monkeypatch, request_type) -> threading.Event:
+    """``request_type.run`` waits for the returned event: the computation is still going on the next script run."""
+    release, run = threading.Event(), request_type.run
+
+    def held_run(self, *args, **kwargs):
+        assert release.wait(60), "the test did not release the computation"
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(request_type, "run", held_run)
+    return release
+
+
 def _finished(type_name: str, field: tuple) -> bool:
     return any(key[0] == "form" and key[1].endswith(type_name) and field in key[2] and work.future.done()
                for key, work in list(background._WORK.items()))
+
+
+def _wait(type_name: str, field: tuple) -> None:
+    deadline = time.monotonic() + 120
+    while not _finished(type_name, field):
+        assert time.monotonic() < deadline, f"{type_name} {field} did not finish"
+        time.sleep(0.05)
 
 
 def test_a_form_page_computes_in_the_background_and_keeps_the_earlier_answer_marked(monkeypatch):
     """The pages drawn by widgets.form_page (DP-SGD and federated, FedSGD-DPC, MAPA) calibrate in a server thread: a
     run that would wait shows progress (its label, the page's spinner text) and, where the page keeps its last
     answer, that answer marked as for the earlier inputs; the next run after it finished shows the new answer."""
+    from collections import OrderedDict
+
+    from fedplan.planner.tasks.fedsgd_dpc import FedsgdDpcOptimum
+    from fedplan.planner.tasks.practice import DPSGD
+
+    monkeypatch.setattr(background, "_WORK", OrderedDict())  # nothing computed by the other tests of this process
     fedsgd = open_page("3_FedSGD_DPC.py")
     assert metric(fedsgd, "T*") == "120"
     monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, FedsgdDpcOptimum)
     fedsgd.text_input[8].set_value("0.2").run()
     assert not fedsgd.exception and _progress(fedsgd, "Searching the integer optimum")
     assert metric(fedsgd, "T*") == "120"  # the earlier answer, in view and marked
     assert fedsgd.info[0].value.startswith("The answer below is for the earlier inputs: the new one is being computed")
-    deadline = time.monotonic() + 120
-    while not _finished("FedsgdDpcOptimum", ("target_epsilon", 0.2)):
-        assert time.monotonic() < deadline, "the optimum did not finish"
-        time.sleep(0.1)
+    release.set()
+    _wait("FedsgdDpcOptimum", ("target_epsilon", 0.2))
     fedsgd.run()
     assert metric(fedsgd, "T*") == "480" and not _progress(fedsgd, "Searching")
     assert not any("earlier inputs" in info.value for info in fedsgd.info)
@@ -64,10 +89,10 @@ def test_a_form_page_computes_in_the_background_and_keeps_the_earlier_answer_mar
     monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "600")
     dp_sgd = open_page("8_DP_SGD_and_federated.py")
     monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, DPSGD)
     dp_sgd.text_input(key="dpsgd-epsilon").set_value("2.5").run()
     assert _progress(dp_sgd, "Calibrating") and "Steps" not in [m.label for m in dp_sgd.metric]  # DP-SGD's
-    while not _finished("DPSGD", ("target_epsilon", 2.5)):
-        assert time.monotonic() < deadline, "the calibration did not finish"
-        time.sleep(0.1)
+    release.set()
+    _wait("DPSGD", ("target_epsilon", 2.5))
     dp_sgd.run()
     assert not _progress(dp_sgd, "Calibrating") and "Steps" in [m.label for m in dp_sgd.metric]
