@@ -41,6 +41,9 @@ POLL_SECONDS = 0.3
 KEPT = 64
 #: Default seconds a script run waits for a value before it shows progress instead.
 INLINE_WAIT = 0.1
+#: Seconds without a script run or a progress redraw asking for unfinished work before it is stopped: every tab that
+#: wanted it was closed (an open tab redraws every :data:`POLL_SECONDS`, a hidden one at least every second or so).
+UNWATCHED_SECONDS = 10.0
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fedplan-page-work")
 _LOCK = threading.Lock()
@@ -52,6 +55,8 @@ class _Work:
     guard: Interruptible
     started: float
     sessions: set[str] = field(default_factory=set)
+    #: When a script run or a progress redraw last asked for it (time.perf_counter).
+    seen: float = field(default_factory=time.perf_counter)
 
 
 _WORK: OrderedDict[Hashable, _Work] = OrderedDict()
@@ -72,7 +77,13 @@ def _session() -> str:
     return context.session_id if context is not None else "no session"
 
 
+_JANITOR: list[threading.Thread] = []
+
+
 def _start(compute: Callable[[], Any], kind: str) -> _Work:
+    if not _JANITOR:  # called under _LOCK
+        _JANITOR.append(threading.Thread(target=_stop_unwatched, name="fedplan-page-work-janitor", daemon=True))
+        _JANITOR[0].start()
     guard = Interruptible()
 
     def task() -> Any:
@@ -103,6 +114,19 @@ def _release(key: Hashable, session: str) -> None:
         if not work.sessions and not work.future.done():
             work.guard.interrupt()
             del _WORK[key]
+
+
+def _stop_unwatched() -> None:
+    """Every second: stop the unfinished work no tab has asked for in :data:`UNWATCHED_SECONDS` (its tabs were
+    closed; a plan left running would slow every other session's script runs on the two cores)."""
+    while True:
+        time.sleep(1.0)
+        now = time.perf_counter()
+        with _LOCK:
+            for key, work in list(_WORK.items()):
+                if not work.future.done() and now - work.seen > UNWATCHED_SECONDS:
+                    work.guard.interrupt()
+                    del _WORK[key]
 
 
 def _forget_old() -> None:
@@ -143,11 +167,18 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) 
             work = _WORK[key] = _start(compute, kind)
         _WORK.move_to_end(key)
         work.sessions.add(session)
+        work.seen = time.perf_counter()
         _forget_old()
-    try:  # a rerun while the work goes on (the progress line's, another box's) does not wait again
-        return work.future.result(timeout=max(0.0, inline_wait() - (time.perf_counter() - work.started)))
-    except FutureTimeout:
-        pass
+    # the inline wait counts from the work's start: a rerun while it goes on (the progress line's, another box's)
+    # does not wait again; a long wait (the page tests') keeps the work watched
+    deadline = work.started + inline_wait()
+    while True:
+        try:
+            return work.future.result(timeout=max(0.0, min(1.0, deadline - time.perf_counter())))
+        except FutureTimeout:
+            work.seen = time.perf_counter()
+            if work.seen >= deadline:
+                break
     _progress(key, work, session, kind=kind, label=label)
     return None
 
@@ -160,6 +191,7 @@ def _progress(key: Hashable, work: _Work, session: str, *, kind: str, label: str
     def poll() -> None:
         if work.future.done() or _WORK.get(key) is not work:
             st.rerun()
+        work.seen = time.perf_counter()
         elapsed = time.perf_counter() - work.started
         if estimate:
             text = f"{label}… {elapsed:.1f} s, about {estimate:.1f} s in all (the last one took that long)"

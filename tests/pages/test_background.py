@@ -120,3 +120,20 @@ def test_a_changed_input_stops_the_work_nobody_waits_for(shared):
     shared.release.setdefault("slow3", threading.Event()).set()
     time.sleep(0.3)
     assert "slow3" not in shared.finished and "slow4" in shared.started
+
+
+def test_work_no_tab_asks_for_any_more_is_stopped(shared, monkeypatch):
+    """A closed tab no longer redraws its progress line: after UNWATCHED_SECONDS without a run or a redraw asking for
+    it, the work is stopped (a plan left running slowed the other sessions' script runs); while a script run waits
+    for it inline it is kept."""
+    from fedplan.pages import background
+
+    monkeypatch.setattr(background, "UNWATCHED_SECONDS", 1.5)
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "4")  # a script run that waits longer than UNWATCHED_SECONDS
+    waiting = AppTest.from_function(page, args=("watched",), default_timeout=30).run()
+    assert len(waiting.get("progress")) == 1 and ("test", "watched") in background._WORK  # kept while it waited
+    # AppTest does not redraw the progress line: as after a closed tab, nothing asks for the work any more
+    _until(lambda: ("test", "watched") not in background._WORK, seconds=6)
+    shared.release.setdefault("watched", threading.Event()).set()
+    time.sleep(0.3)
+    assert "watched" in shared.started and "watched" not in shared.finished  # Cancelled was raised in its thread
