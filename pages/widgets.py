@@ -153,9 +153,17 @@ def report(request: Request, *, progress: Progress | None = None) -> Report:
     field holds: a request holding arrays compares by identity). With ``progress`` it runs uncached."""
     if progress is not None:
         return request.run(progress=progress)
+    return _cached_report(_type_name(request), tuple(request.inputs().items()), _api_data(request), request)
+
+
+def _type_name(request: Request) -> str:
     kind = type(request)
-    data = tuple(getattr(request, name) for name, option in options(kind).items() if not option.cli)
-    return _cached_report(f"{kind.__module__}.{kind.__qualname__}", tuple(request.inputs().items()), data, request)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _api_data(request: Request) -> tuple:
+    """The values of the request's API-only fields (arrays, segments: no widget and no command-line option)."""
+    return tuple(getattr(request, name) for name, option in options(type(request)).items() if not option.cli)
 
 
 class Form:
@@ -279,10 +287,9 @@ class Form:
 def _background_key(request: Request) -> tuple | None:
     """What a request's report depends on, as a key of :mod:`fedplan.pages.background`; None for a request holding
     data (arrays, segments: compared by identity, so they are run in the script instead)."""
-    kind = type(request)
-    if any(getattr(request, name) is not None for name, option in options(kind).items() if not option.cli):
+    if any(value is not None for value in _api_data(request)):
         return None
-    return ("form", f"{kind.__module__}.{kind.__qualname__}", tuple(request.inputs().items()))
+    return ("form", _type_name(request), tuple(request.inputs().items()))
 
 
 def _answer_in_background(form: Form, request: Request | None, label: str) -> tuple[Report | None, bool]:
