@@ -11,7 +11,8 @@ of compositions T (anchors.md §2.3: at T = 1e5 a fixed 1e-3 is looser than RDP)
 (large ε): grids of such spacings are nested, so our answer is never above dp-accounting's own at 1e-4. From the
 pair (2h, h) Richardson control estimates K and halves h until the estimated error is below the tolerance (0.05 %
 of ε, half of the 0.1 % promised). The reported number is the pessimistic PLD bound at the final spacing, never the
-extrapolated value. Grids too large to build are refused (:func:`check_grid_size`).
+extrapolated value. Grids too large to build are refused (:func:`check_grid_size`; a composition's window above
+:data:`MAX_COMPOSED_POINTS`).
 
 Arithmetic (each checked against dp-accounting in tests/bounds/test_pld.py): :func:`_self_composed` composes a step
 T times with dp-accounting's Chernoff window computed by products (13 ms instead of 734 ms at 2e5 points), a real FFT
@@ -57,6 +58,10 @@ GRID_BUDGET = 5 * 10**5
 _KAPPA_GUESS = 1.0
 #: Largest PLD grid we build (a composition of this size takes seconds).
 MAX_GRID_POINTS = 5 * 10**6
+#: Largest composed window one FFT composes (:func:`_composed_pmfs`). A composition is wider than its step, which
+#: :data:`MAX_GRID_POINTS` bounds: a step of 2.9e6 points composed 2794 times (σ = 0.017) asked for a 6.1e7-point
+#: window, 3.6 GB, and ran out of memory. At this limit one side holds about six 2^23-point arrays, 0.4 GB.
+MAX_COMPOSED_POINTS = 2**23
 
 
 class PLDUnavailableError(Exception):
@@ -294,8 +299,11 @@ def _composed_pmfs(parts: Sequence[tuple[object, int]], tail: float, *, every_pr
     arrays = [(np.asarray(pmf._probs, dtype=float), steps) for pmf, steps in dense]
     windows = _windows(arrays, tail)
     answers = range(len(parts)) if every_prefix else [len(parts) - 1]
-    size = fft.next_fast_len(max([windows[k][1] - windows[k][0] + 1 for k in answers]
-                                 + [probs.size for probs, _ in arrays]), real=True)
+    points = max([windows[k][1] - windows[k][0] + 1 for k in answers] + [probs.size for probs, _ in arrays])
+    if points > MAX_COMPOSED_POINTS:
+        raise PLDUnavailableError(f"the composed PLD would need {points:.2g} grid points at spacing "
+                                  f"{dense[0][0]._discretization:.2g} (limit {MAX_COMPOSED_POINTS:.2g})")
+    size = fft.next_fast_len(points, real=True)
     spectrum, log_finite_mass, lower_loss, composed = None, 0.0, 0, []
     for k, ((pmf, steps), (probs, _), (first, last)) in enumerate(zip(dense, arrays, windows, strict=True)):
         log_finite_mass += steps * math.log1p(-pmf._infinity_mass)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -329,3 +330,16 @@ def test_far_rdp_answers_do_not_send_the_pld_search_to_the_end_of_the_range(monk
     assert result.epsilon <= dp_accounting_epsilon(at_answer["sample_rate"], at_answer["noise_multiplier"],
                                                    at_answer["steps"]) * (1 + 1e-6)
     assert accounting.get_epsilon(delta=delta, **nudged).epsilon > target * (1 - 3e-5)
+
+
+def test_a_composition_wider_than_its_limit_is_refused_before_it_is_built(monkeypatch):
+    # Fuzz seed 2516577578: one step at σ = 0.017 fits the grid (2.9e6 points), but 2794 of them composed asked for
+    # a 6.1e7-point window, 3.6 GB, and ran out of memory. The window is refused before its FFT, and RDP answers.
+    with pytest.raises(ValueError, match=r"even sample_rate=0\.00119048 .* gives ε=5\.15121e\+06 \(RDP\)"):
+        accounting.calibrate_sample_rate(target_epsilon=8.59305245450474, target_delta=0.000118114,
+                                         noise_multiplier=0.0169352, steps=2794, dataset_size=840, time_budget=1)
+    segments = [(0.01, 1.0, 1000)]
+    window = pld.composed_pld(segments, 1e-3)._pmf_remove.size  # 20 545 points
+    monkeypatch.setattr(pld, "MAX_COMPOSED_POINTS", window - 1)
+    with pytest.raises(pld.PLDUnavailableError, match=re.escape(f"composed PLD would need {window:.2g} grid points")):
+        pld.composed_pld(segments, 1e-3)
