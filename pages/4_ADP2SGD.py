@@ -15,7 +15,6 @@ import io
 import math
 import re
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -81,30 +80,37 @@ def epsilon_curve(fields: tuple, _request: MinEpsilon) -> pd.DataFrame:
            for row in rows])
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def band_chart(fields: tuple, band: tuple[float, float], floor: float, target_z: float | None,
-               _frame: pd.DataFrame) -> dict:
-    """The chart's Vega-Lite spec, cached on the setting and the target's z; not validated by Altair (its schema
-    check of a layered chart costs more than the rest of a rerun; the page test reads the spec)."""
-    frame = _frame
-    x = alt.X(Z_TITLE, title=Z_TITLE, scale=alt.Scale(type="log"))
-    legend = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0)
-    lines = alt.Chart(frame).mark_line(point=True).encode(
-        x=x, y=alt.Y("ε", title="ε at δ (log)", scale=alt.Scale(type="log")),
-        color=alt.Color("answer", legend=legend, sort=[CERTIFIED, UNCERTIFIED, TIGHT]),
-        strokeDash=alt.StrokeDash("answer", legend=None, sort=[CERTIFIED, UNCERTIFIED, TIGHT]), detail="part",
-        tooltip=[Z_TITLE, "ε", "answer"])
-    shade = alt.Chart(pd.DataFrame({"low": [band[0]], "high": [band[1]]})).mark_rect(opacity=0.12).encode(
-        x=alt.X("low", title=Z_TITLE), x2="high")
-    rule = alt.Chart(pd.DataFrame({"ε": [floor]})).mark_rule(strokeDash=[4, 4]).encode(y="ε")
-    layers = [shade, lines, rule]
+def band_chart(band: tuple[float, float], floor: float, target_z: float | None, frame: pd.DataFrame) -> dict:
+    """The chart's Vega-Lite spec: the band shaded, Theorem 2's and the RDP bound's lines, Theorem 2's least ε
+    (dashed) and the target's z (grey). Written as a plain dict with named data sets (Streamlit sends them as
+    Arrow): Altair took 0.1–0.35 s per setting to build the same layered spec, this takes under a millisecond."""
+    z_axis = {"field": Z_TITLE, "type": "quantitative", "title": Z_TITLE, "scale": {"type": "log"}}
+    order = [CERTIFIED, UNCERTIFIED, TIGHT]
+    layers = [
+        {"data": {"name": "band"}, "mark": {"type": "rect", "opacity": 0.12},
+         "encoding": {"x": {"field": "low", "type": "quantitative", "title": Z_TITLE}, "x2": {"field": "high"}}},
+        {"data": {"name": "curves"}, "mark": {"type": "line", "point": True},
+         "encoding": {
+             "x": z_axis,
+             "y": {"field": "ε", "type": "quantitative", "title": "ε at δ (log)", "scale": {"type": "log"}},
+             "color": {"field": "answer", "type": "nominal", "sort": order,
+                       "legend": {"orient": "bottom", "direction": "vertical", "title": None, "labelLimit": 0}},
+             "strokeDash": {"field": "answer", "type": "nominal", "sort": order, "legend": None},
+             "detail": {"field": "part", "type": "nominal"},
+             "tooltip": [{"field": Z_TITLE, "type": "quantitative"}, {"field": "ε", "type": "quantitative"},
+                         {"field": "answer", "type": "nominal"}]}},
+        {"data": {"name": "floor"}, "mark": {"type": "rule", "strokeDash": [4, 4]},
+         "encoding": {"y": {"field": "ε", "type": "quantitative"}}},
+    ]
+    datasets = {"band": pd.DataFrame({"low": [band[0]], "high": [band[1]]}), "curves": frame,
+                "floor": pd.DataFrame({"ε": [floor]})}
     if target_z is not None:
-        layers.append(alt.Chart(pd.DataFrame({Z_TITLE: [target_z]})).mark_rule(color="gray").encode(x=x))
-    return alt.layer(*layers).properties(
-        height=380, title=alt.TitleParams(
-            "Theorem 2 certifies only inside the shaded band",
-            subtitle="dashed line: its smallest ε; grey rule: the noise chosen for the target ε"),
-    ).to_dict(validate=False)
+        layers.append({"data": {"name": "target"}, "mark": {"type": "rule", "color": "gray"},
+                       "encoding": {"x": z_axis}})
+        datasets["target"] = pd.DataFrame({Z_TITLE: [target_z]})
+    return {"height": 380, "datasets": datasets, "layer": layers,
+            "title": {"text": "Theorem 2 certifies only inside the shaded band",
+                      "subtitle": "dashed line: its smallest ε; grey rule: the noise chosen for the target ε"}}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -245,8 +251,8 @@ def main() -> None:
         if floor is not None:
             fields = tuple(request.inputs().items())
             frame = epsilon_curve(fields, request)
-            st.vega_lite_chart(spec=band_chart(fields, tuple(floor["noise_band"]), floor["floor_epsilon"], target_z,
-                                               frame), width="stretch")
+            st.vega_lite_chart(spec=band_chart(tuple(floor["noise_band"]), floor["floor_epsilon"], target_z, frame),
+                               width="stretch")
         columns = st.columns(3)
         if answer is not None:  # written when clicked: the schedule's privacy block runs an accountant
             key = tuple(target.inputs().items())
