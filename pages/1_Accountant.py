@@ -17,7 +17,7 @@ import streamlit as st
 
 from fedplan.bounds import sampling
 from fedplan.pages.accountant_curves import accountant_name, epsilon_curve
-from fedplan.pages.widgets import Form, box_name, literal, report
+from fedplan.pages.widgets import Form, answer_in_background, box_name, earlier_answer, literal
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
 from fedplan.planner.tasks.base import Report
@@ -140,25 +140,36 @@ def epsilon_answer(tight: Report, rdp: Report | None) -> dict[str, Report]:
     return {"answer": tight, **({"comparison": compared} if compared is not None else {})}
 
 
-def epsilon_answers(form: Form, request: Epsilon) -> tuple[Report, Report | None] | None:
-    """The request's answer and, where the run has an RDP bound, RDP's; None after showing why not."""
+def epsilon_answers(form: Form, request: Epsilon) -> tuple[tuple[Report, Report | None] | None, bool]:
+    """The request's answer and, where the run has an RDP bound, RDP's, each computed in the background (a
+    progress line while they run); None after showing why not, and whether they are still being computed."""
     second = fast_accountant(request)
-    tight = form.answer(request)
-    rdp = form.answer(replace(request, accountant=second)) if second and tight is not None else None
-    return None if tight is None or (second and rdp is None) else (tight, rdp)
+    tight = answer_in_background(form, request, "Accounting (PLD)", role="tight")
+    rdp = answer_in_background(form, replace(request, accountant=second), "Accounting (RDP)", role="rdp") \
+        if second and tight.report is not None else None
+    found = tight.report is not None and (rdp is None or rdp.report is not None)
+    pending = tight.pending or (rdp is not None and rdp.pending)
+    return ((tight.report, None if rdp is None else rdp.report) if found else None), pending
 
 
-def kept(key: str, found, request, right, recompute):
-    """``(found, request)`` when the inputs were answered (remembered under ``key``); else the answer of the last
-    answered inputs of this task, under a note saying so (the error stays under its box), or ``(None, None)``."""
+def earlier_epsilon_answers(request: Epsilon) -> tuple[Report, Report | None]:
+    second = fast_accountant(request)
+    return earlier_answer(request), (earlier_answer(replace(request, accountant=second)) if second else None)
+
+
+def kept(key: str, found, request, right, earlier, pending: bool = False):
+    """``(found, request)`` when the inputs were answered (remembered under ``key``); else ``earlier(request)`` of
+    the last answered inputs of this task, under a note saying why they are shown (a new answer being computed,
+    or a refused value whose error stays under its box), or ``(None, None)``."""
     if found:
         st.session_state[key] = request
         return found, request
     last = st.session_state.get(key)
     if last is None:
         return None, None
-    right.info("The answer below is for the last valid inputs: correct the box marked in red to update it.")
-    return recompute(last), last
+    right.info("The answer below is for the earlier inputs: the new one is being computed (above)." if pending else
+               "The answer below is for the last valid inputs: correct the box marked in red to update it.")
+    return earlier(last), last
 
 
 def epsilon_page() -> None:
@@ -171,8 +182,11 @@ def epsilon_page() -> None:
         sampling_fields(form)
         show_curve = st.checkbox("Add PLD points to the curve (slower)", value=False)
         request = form.build(time_budget=TIME_BUDGET)
-        found = request and epsilon_answers(form, request)
-    found, request = kept("accountant_epsilon", found, request, right, lambda last: epsilon_answers(form, last))
+    found, pending = (None, False)
+    if request is not None:
+        with right:
+            found, pending = epsilon_answers(form, request)
+    found, request = kept("accountant_epsilon", found, request, right, earlier_epsilon_answers, pending)
     if found is None:
         return
     tight, rdp = found
@@ -249,21 +263,18 @@ def calibration_page() -> None:
                 form.field(name, label, default=default)
         sampling_fields(form)
         request = form.build(time_budget=TIME_BUDGET)
-    answer = failure = None
-    with right, st.spinner("Calibrating (RDP bracket, then PLD)…"):
-        try:
-            answer = request and report(request)
-        except ValueError as error:
-            failure = str(error)
+    with right:
+        computed = answer_in_background(form, request, "Calibrating (RDP bracket, then PLD)")
+    failure = computed.failure
     if failure is not None:
-        form.error(failure)
         nearest = reachable_target(failure)
         if nearest is not None:
             right.write(f"No {NAMES[parameter]} meets this target. The nearest target that can be met: "
                         f"ε = {nearest[0]} ({nearest[1]}).")
             right.button(f"Set target ε to {nearest[0]}", on_click=st.session_state.__setitem__,
                          args=(TARGET_KEY, nearest[0]))
-    answer, request = kept(f"accountant_calibrate_{parameter}", answer, request, right, report)
+    answer, request = kept(f"accountant_calibrate_{parameter}", computed.report, request, right, earlier_answer,
+                           computed.pending)
     if answer is None:
         return
     with right:

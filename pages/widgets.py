@@ -292,32 +292,48 @@ def _background_key(request: Request) -> tuple | None:
     return ("form", _type_name(request), tuple(request.inputs().items()))
 
 
-def _answer_in_background(form: Form, request: Request | None, label: str) -> tuple[Report | None, bool]:
+@dataclasses.dataclass(frozen=True)
+class Background:
+    """A request's report computed in the background: the report (None while it is computed or when it was
+    refused), whether it is still being computed, and the refusal's message (shown under the form already)."""
+
+    report: Report | None
+    pending: bool = False
+    failure: str | None = None
+
+
+def answer_in_background(form: Form, request: Request | None, label: str, *, role: str = "") -> Background:
     """``form.answer(request)`` computed in a server thread (:func:`fedplan.pages.background.answer`: a script run
-    waits 0.1 s for it, then shows a progress line with Cancel and ends); the report, or None, and whether it is
-    still being computed."""
+    waits 0.1 s for it, then shows a progress line with Cancel and ends). ``role`` tells apart two requests of one
+    type a page computes side by side (each has its own progress line; the same one would stop the other's work).
+    A request holding data (:func:`_background_key`) is run in the script, under a spinner."""
     key = None if request is None else _background_key(request)
     if key is None:
         with st.spinner(f"{label}…"):
-            return form.answer(request), False
+            try:
+                return Background(None if request is None else report(request))
+            except ValueError as error:
+                form.error(str(error))
+                return Background(None, failure=str(error))
     try:
-        found = background.answer(key, request.run, kind=f"form_{key[1]}", label=label)
+        found = background.answer(key, request.run, kind=f"form_{key[1]}{role}", label=label)
     except ValueError as error:
         form.error(str(error))
-        return None, False
-    return found, found is None
+        return Background(None, failure=str(error))
+    return Background(found, pending=found is None)
 
 
-def _known(request: Request) -> Report | None:
-    """The report the background computed for ``request``, if it still holds it."""
+def earlier_answer(request: Request) -> Report:
+    """The report of a request answered before (held by the background, else :func:`report`'s cache): the answer a
+    page keeps on screen while a new one is computed or after a refused value."""
     key = _background_key(request)
-    return None if key is None else background.known(key)
+    return (None if key is None else background.known(key)) or report(request)
 
 
 def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…",
               keep: str | None = None):
     """The layout of a task page: the form on the left, the request's report on the right, computed in the
-    background (:func:`_answer_in_background`) so that the page answers its widgets while it runs.
+    background (:func:`answer_in_background`) so that the page answers its widgets while it runs.
 
     Returns the report (None when a value was refused, with the message under its widget, or while it is being
     computed), the right column and the request (None likewise). With ``keep`` (a session-state key) a refused
@@ -328,14 +344,16 @@ def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str
     with left:
         form, request = inputs()
     with right:
-        answer, pending = _answer_in_background(form, request, spinner.rstrip("…"))
+        computed = answer_in_background(form, request, spinner.rstrip("…"))
+        answer = computed.report
         if keep is not None and answer is not None:
             st.session_state[keep] = request
         elif keep is not None and st.session_state.get(keep) is not None:
             request = st.session_state[keep]
-            answer = _known(request) or report(request)
-            st.info("The answer below is for the earlier inputs: the new one is being computed (above)." if pending
-                    else "The answer below is for the last valid inputs: correct the box marked in red to update it.")
+            answer = earlier_answer(request)
+            st.info("The answer below is for the earlier inputs: the new one is being computed (above)."
+                    if computed.pending else
+                    "The answer below is for the last valid inputs: correct the box marked in red to update it.")
     return answer, right, request
 
 

@@ -1,5 +1,5 @@
 """Page tests see each answer in one script run: a computation a page hands to pages/background.py is waited for
-(in the browser a run waits 0.25 s and then shows progress; tests/pages/test_background.py tests that path)."""
+(in the browser a run waits 0.1 s and then shows progress; tests/pages/test_background.py tests that path)."""
 
 import pytest
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from fedplan.pages import background
 from tests.pages.helpers import metric, open_page
 
@@ -96,3 +98,47 @@ def test_a_form_page_computes_in_the_background_and_keeps_the_earlier_answer_mar
     _wait("DPSGD", ("target_epsilon", 2.5))
     dp_sgd.run()
     assert not _progress(dp_sgd, "Calibrating") and "Steps" in [m.label for m in dp_sgd.metric]
+
+
+def test_the_accountant_accounts_and_calibrates_in_the_background(monkeypatch):
+    """The Accountant's ε (PLD and RDP, each its own progress line) and its calibrations run in a server thread:
+    the earlier answer stays in view, marked, until the new one is ready (the PLD of fixed-size sampling took
+    0.6 s in the script run)."""
+    from collections import OrderedDict
+
+    from fedplan.planner.tasks.accounting import CalibrateNoise, Epsilon
+
+    monkeypatch.setattr(background, "_WORK", OrderedDict())
+    accountant = open_page("1_Accountant.py")
+    before = metric(accountant, "ε (PLD")
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, Epsilon)
+    accountant.text_input[1].set_value("1.5").run()  # σ 1.1 → 1.5
+    assert not accountant.exception and _progress(accountant, "Accounting (PLD)")
+    assert not _progress(accountant, "Accounting (RDP)")  # asked once the PLD answer is in
+    assert metric(accountant, "ε (PLD") == before
+    assert accountant.info[0].value.startswith("The answer below is for the earlier inputs: the new one is being")
+    release.set()
+    _wait("Epsilon", ("noise_multiplier", 1.5))
+    accountant.run()  # the PLD answer is in; RDP's starts (and is not held)
+    deadline = time.monotonic() + 60
+    while _progress(accountant, "Accounting"):
+        assert time.monotonic() < deadline, "the RDP answer did not come"
+        time.sleep(0.05)
+        accountant.run()
+    tight = Epsilon(sample_rate=0.01, noise_multiplier=1.5, steps=10_000, delta=1e-5, time_budget=10.0).run()
+    assert float(metric(accountant, "ε (PLD")) == pytest.approx(tight["epsilon"], rel=1e-4)
+    assert float(metric(accountant, "ε (PLD")) < float(before)
+    assert not any("earlier inputs" in info.value for info in accountant.info)
+    # a calibration: progress, then σ
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "600")
+    accountant.radio[0].set_value("Calibrate a parameter").run()
+    sigma = metric(accountant, "σ (PLD")
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, CalibrateNoise)
+    accountant.text_input(key="calibration_target_epsilon").set_value("3").run()
+    assert _progress(accountant, "Calibrating") and metric(accountant, "σ (PLD") == sigma
+    release.set()
+    _wait("CalibrateNoise", ("target_epsilon", 3.0))
+    accountant.run()
+    assert not _progress(accountant, "Calibrating") and float(metric(accountant, "σ (PLD")) < float(sigma)
