@@ -11,13 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from fedplan.bounds import rdp
 from fedplan.bounds.accounting import round_up
-from fedplan.pages.widgets import Form, as_text, box_name, changed_field, labelled, named_field, report, theorem_metric
+from fedplan.pages import background
+from fedplan.pages.widgets import (
+    Form,
+    answer_in_background,
+    as_text,
+    box_name,
+    changed_field,
+    earlier_answer,
+    labelled,
+    named_field,
+    theorem_metric,
+)
 from fedplan.planner.display import accountant_label, epsilon_text, number_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import MIN_GROWTH_EXPONENT, VandijkSelect
@@ -46,7 +56,8 @@ REMEDIES = {"noise_multiplier": ("smallest", "σ"), "grad_computations": ("large
             "growth_exponent": ("largest", "p")}
 #: Seconds the search for one control may take (its selections cost 2-20 ms, up to 0.6 s at K = 1e7).
 SEARCH_SECONDS = 4.0
-#: The last request that gave a plan: of the remedy controls, those changed since are searched (all if none).
+#: The last request that gave a plan: of the remedy controls, those changed since are searched (all if none); its
+#: plan stays in view while a new one is computed.
 LAST_PLANNED = "vandijk_last_planned"
 NO_SCHEDULE = ("The paper's parameter selection (L211-219) finds no increasing schedule for these inputs: its limits "
                "on the sample rate keep the sizes from growing.")
@@ -72,24 +83,36 @@ def search_end(request: VandijkSelect, name: str) -> float:
             "growth_exponent": MIN_GROWTH_EXPONENT}[name]
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def nearest_value(fields: tuple, name: str, _request: VandijkSelect) -> float | None:
+def nearest_value(request: VandijkSelect, name: str) -> float | None:
     """The nearest value of control ``name`` with a plan (RDP only: the PLD box does not change the selection)."""
     integer = name == "grad_computations"
 
     def at(value: float) -> VandijkSelect:
-        return dataclasses.replace(_request, **{name: int(value) if integer else value}, no_pld=True)
+        return dataclasses.replace(request, **{name: int(value) if integer else value}, no_pld=True)
 
     return nearest_feasible(lambda value: select_vandijk(**at(value).selection_arguments()),
-                            lambda value: at(value).plan(), start=float(getattr(_request, name)),
-                            end=search_end(_request, name), integer=integer, time_budget=SEARCH_SECONDS)
+                            lambda value: at(value).plan(), start=float(getattr(request, name)),
+                            end=search_end(request, name), integer=integer, time_budget=SEARCH_SECONDS)
+
+
+def nearest_offers(request: VandijkSelect, groups: tuple[tuple[str, ...], ...]) -> tuple[dict, list[str]]:
+    """The nearest value with a plan of each control of the first group that has any (:func:`nearest_value`), and
+    the controls searched."""
+    offers, names = {}, []
+    for group in groups:
+        if offers:
+            break
+        names += group
+        found = {name: nearest_value(request, name) for name in group}
+        offers = {name: value for name, value in found.items() if value is not None}
+    return offers, names
 
 
 def searched_controls(request: VandijkSelect) -> tuple[list[str], list[str]]:
     """The remedy controls changed since the last plan (the likely cause, searched first), and the others (searched
     only if the first find nothing)."""
     last = st.session_state.get(LAST_PLANNED)
-    changed = [name for name in REMEDIES if last is not None and last.get(name) != getattr(request, name)]
+    changed = [name for name in REMEDIES if last is not None and getattr(last, name) != getattr(request, name)]
     return changed, [name for name in REMEDIES if name not in changed]
 
 
@@ -115,14 +138,13 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     field = named_field(message, list(form.slots))
     plain = None if field is not None else plain_reason(fields, request, error)
     st.subheader("No plan for these inputs")
-    offers, names = {}, []
-    with st.spinner("Looking for the nearest inputs with a plan…"):
-        for group in searched_controls(request):
-            if not offers:
-                names += group
-                found = {name: nearest_value(fields, name, request) for name in group}
-                offers = {name: value for name, value in found.items() if value is not None}
-    changed = changed_field(request.inputs(), st.session_state.get(LAST_PLANNED))
+    groups = tuple(tuple(group) for group in searched_controls(request))
+    # each search may take SEARCH_SECONDS: in the background, with progress, the page live meanwhile
+    offers, names = background.answer(("vandijk-nearest", fields, groups), lambda: nearest_offers(request, groups),
+                                      kind="vandijk_nearest", label="Looking for the nearest inputs with a plan") \
+        or ({}, [])
+    last = st.session_state.get(LAST_PLANNED)
+    changed = changed_field(request.inputs(), None if last is None else last.inputs())
     if plain is not None and changed in form.slots:  # the box just changed, its value, and what to do
         value = getattr(request, changed)
         fix = "Change it back" + (f", or take {REMEDIES[changed][1]} = {number_text(offers[changed])}, the nearest "
@@ -138,7 +160,7 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
                           on_click=st.session_state.__setitem__, args=(key(name), as_text(value)),
                           help=f"the {word} {LABELS[name]} whose plan claims a δ below one round's total variation "
                                f"(so ε > 0 at it); a value a little nearer may plan with a weaker claim")
-    missing = [LABELS[name] for name in names if name not in offers]
+    missing = [LABELS[name] for name in names if name not in offers]  # none while the search runs
     if missing:
         st.caption(f"No value of {', '.join(missing)} alone gives a plan (searched up to σ = 1e8, down to K = s₀ "
                    f"and p = 0.01, {SEARCH_SECONDS:g} s each); change ε, r0 or two controls at once.")
@@ -147,12 +169,14 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
             st.text(labelled(message, form.labels))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def sizes_chart(fields: tuple, _sizes) -> dict:
-    """The Vega-Lite spec of s_i against i (cached: Altair's validation costs ~150 ms a rerun)."""
-    frame = pd.DataFrame({"Round i": range(len(_sizes)), "Sample size s_i": list(_sizes)})
-    return alt.Chart(frame, title="Sample size per round").mark_line().encode(
-        x="Round i", y="Sample size s_i").properties(height=240).to_dict()
+def sizes_chart(sizes) -> dict:
+    """The Vega-Lite spec of s_i against i. A plain dict with a named data set (Streamlit sends it as Arrow): Altair
+    and its schema validation took about 0.15 s a plan."""
+    frame = pd.DataFrame({"Round i": range(len(sizes)), "Sample size s_i": list(sizes)})
+    return {"title": "Sample size per round", "height": 240, "datasets": {"sizes": frame}, "data": {"name": "sizes"},
+            "mark": {"type": "line"},
+            "encoding": {"x": {"field": "Round i", "type": "quantitative", "title": "Round i"},
+                         "y": {"field": "Sample size s_i", "type": "quantitative", "title": "Sample size s_i"}}}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -194,7 +218,7 @@ def results(request: VandijkSelect, answer) -> None:
              f"noise √T·σ = {number_text(matched['constant_aggregated_noise'])} against "
              f"{number_text(matched['increasing_aggregated_noise'])} for the increasing schedule.")
     fields = tuple(request.inputs().items())
-    st.vega_lite_chart(spec=sizes_chart(fields, plan.selection.sizes), width="stretch")
+    st.vega_lite_chart(spec=sizes_chart(plan.selection.sizes), width="stretch")
     left, right = st.columns(2)
     left.download_button("Schedule CSV (a row per size, cumulative ε)", lambda: export_texts(fields, plan)[0],
                          file_name="vandijk_schedule.csv", mime="text/csv", on_click="ignore")
@@ -202,26 +226,30 @@ def results(request: VandijkSelect, answer) -> None:
                           file_name="vandijk_schedule.json", mime="application/json", on_click="ignore")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def noise_against_p(fields: tuple, grad_computations: int, _plan) -> tuple[dict, dict]:
-    """The transitions p⁻/p⁺ and the Vega-Lite spec of √T·σ against p (cached: the curve and Altair's validation
-    cost ~0.7 s)."""
-    rows, transitions = noise_against_growth_exponent(_plan, grad_computations=grad_computations)
+def noise_against_p(plan, grad_computations: int) -> tuple[dict, dict]:
+    """The transitions p⁻/p⁺ and the Vega-Lite spec of √T·σ against p (computed in the background: 0.1 s)."""
+    rows, transitions = noise_against_growth_exponent(plan, grad_computations=grad_computations)
     frame = pd.DataFrame([{"p": row["p"], "case": row["case"], "√T·σ": row["aggregated_noise"]} for row in rows])
-    return transitions, noise_chart(frame, transitions).to_dict()
+    return transitions, noise_chart(frame, transitions)
 
 
-def noise_chart(frame: pd.DataFrame, transitions: dict) -> alt.Chart:
-    line = alt.Chart(frame.dropna()).mark_point(size=12, filled=True).encode(
-        x=alt.X("p", title="Growth exponent p"), y=alt.Y("√T·σ", title="Aggregated noise √T·σ"),
-        color=alt.Color("case", title="Theorem 4 case"))
+def noise_chart(frame: pd.DataFrame, transitions: dict) -> dict:
+    """The points of √T·σ against p by Theorem 4's case, and a dashed grey rule at each transition. A plain dict
+    with named data sets (Altair and its validation took about 0.1 s)."""
+    layers = [{"data": {"name": "noise"}, "mark": {"type": "point", "size": 12, "filled": True},
+               "encoding": {"x": {"field": "p", "type": "quantitative", "title": "Growth exponent p"},
+                            "y": {"field": "√T·σ", "type": "quantitative", "title": "Aggregated noise √T·σ"},
+                            "color": {"field": "case", "type": "nominal", "title": "Theorem 4 case"}}}]
+    datasets = {"noise": frame.dropna()}
     marks = pd.DataFrame([{"p": p, "transition": name} for name in ("p_minus", "p_plus") for p in transitions[name]])
-    layers = line
     if not marks.empty:
-        layers += alt.Chart(marks).mark_rule(strokeDash=[4, 4]).encode(x="p", color=alt.value("gray"),
-                                                                        tooltip=["transition", "p"])
-    return layers.properties(height=280, title=["Theorem 4: √T·σ against p",
-                                                "no bound between K⁻ and K⁺; ×1.21 jump at p⁺"])
+        layers.append({"data": {"name": "transitions"}, "mark": {"type": "rule", "strokeDash": [4, 4]},
+                       "encoding": {"x": {"field": "p", "type": "quantitative"}, "color": {"value": "gray"},
+                                    "tooltip": [{"field": "transition", "type": "nominal"},
+                                                {"field": "p", "type": "quantitative"}]}})
+        datasets["transitions"] = marks
+    return {"height": 280, "datasets": datasets, "layer": layers,
+            "title": {"text": ["Theorem 4: √T·σ against p", "no bound between K⁻ and K⁺; ×1.21 jump at p⁺"]}}
 
 
 def transitions_section(request: VandijkSelect, answer) -> None:
@@ -242,10 +270,15 @@ def transitions_section(request: VandijkSelect, answer) -> None:
     if curve is None:
         return
     try:
-        transitions, spec = noise_against_p(tuple(request.inputs().items()), curve.grad_computations, answer.result)
+        found = background.answer(("vandijk-curve", tuple(request.inputs().items()), curve.grad_computations),
+                                  lambda: noise_against_p(answer.result, curve.grad_computations),
+                                  kind="vandijk_curve", label="√T·σ against p")
     except ValueError as error:
         st.info(f"No curve for this plan: {error}.")
         return
+    if found is None:
+        return
+    transitions, spec = found
     found = ", ".join(f"{TRANSITION_LABELS[name]} = {p:.4f}"
                       for name in TRANSITION_LABELS for p in transitions[name]) or "none in (0, 2]"
     st.write(f"Transitions: {found} (m = {sel.m:.4g}, γ = {sel.gamma:.4g}, σ = {sel.sigma:g}).")
@@ -261,15 +294,23 @@ def main() -> None:
         form, request = inputs_form()
     if request is None:
         return
-    try:
-        with right, st.spinner("Selecting parameters and accounting the realised schedule…"):
-            answer = report(request)
-    except ValueError as error:
+    with right:
+        computed = answer_in_background(form, request, "Selecting parameters and accounting the realised schedule",
+                                        show_error=False)
+    if computed.error is not None:
         with right:
-            refusal(form, request, error)
+            refusal(form, request, computed.error)
             transitions_section(request, None)
         return
-    st.session_state[LAST_PLANNED] = request.inputs()
+    answer = computed.report
+    if answer is not None:
+        st.session_state[LAST_PLANNED] = request
+    elif st.session_state.get(LAST_PLANNED) is not None:  # still computing: the last plan stays, marked
+        request = st.session_state[LAST_PLANNED]
+        answer = earlier_answer(request)
+        right.info("The plan below is for the earlier inputs: the new one is being computed (above).")
+    else:
+        return
     with right:
         results(request, answer)
         transitions_section(request, answer)

@@ -295,31 +295,35 @@ def _background_key(request: Request) -> tuple | None:
 @dataclasses.dataclass(frozen=True)
 class Background:
     """A request's report computed in the background: the report (None while it is computed or when it was
-    refused), whether it is still being computed, and the refusal's message (shown under the form already)."""
+    refused), whether it is still being computed, and the refusal (a ``ValueError``)."""
 
     report: Report | None
     pending: bool = False
-    failure: str | None = None
+    error: ValueError | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """The refusal's message, or None."""
+        return None if self.error is None else str(self.error)
 
 
-def answer_in_background(form: Form, request: Request | None, label: str, *, role: str = "") -> Background:
+def answer_in_background(form: Form, request: Request | None, label: str, *, role: str = "",
+                         show_error: bool = True) -> Background:
     """``form.answer(request)`` computed in a server thread (:func:`fedplan.pages.background.answer`: a script run
     waits 0.1 s for it, then shows a progress line with Cancel and ends). ``role`` tells apart two requests of one
     type a page computes side by side (each has its own progress line; the same one would stop the other's work).
-    A request holding data (:func:`_background_key`) is run in the script, under a spinner."""
+    A request holding data (:func:`_background_key`) is run in the script, under a spinner. A refusal is shown
+    under the form unless ``show_error`` is False (the page words it itself)."""
     key = None if request is None else _background_key(request)
-    if key is None:
-        with st.spinner(f"{label}…"):
-            try:
-                return Background(None if request is None else report(request))
-            except ValueError as error:
-                form.error(str(error))
-                return Background(None, failure=str(error))
     try:
+        if key is None:
+            with st.spinner(f"{label}…"):
+                return Background(None if request is None else report(request))
         found = background.answer(key, request.run, kind=f"form_{key[1]}{role}", label=label)
     except ValueError as error:
-        form.error(str(error))
-        return Background(None, failure=str(error))
+        if show_error:
+            form.error(str(error))
+        return Background(None, error=error)
     return Background(found, pending=found is None)
 
 

@@ -142,3 +142,33 @@ def test_the_accountant_accounts_and_calibrates_in_the_background(monkeypatch):
     _wait("CalibrateNoise", ("target_epsilon", 3.0))
     accountant.run()
     assert not _progress(accountant, "Calibrating") and float(metric(accountant, "σ (PLD")) < float(sigma)
+
+
+def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
+    """The increasing-sizes plan is computed in a server thread (the earlier plan in view, marked), and so is the
+    search for the nearest inputs with a plan (up to 4 s per control)."""
+    from collections import OrderedDict
+
+    from fedplan.planner.tasks.vandijk import VandijkSelect
+
+    monkeypatch.setattr(background, "_WORK", OrderedDict())
+    page = open_page("2_Increasing_sample_sizes.py")
+    assert metric(page, "Rounds") == "185 / 185"
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, VandijkSelect)
+    page.text_input(key="vandijk_noise_multiplier").set_value("10").run()
+    assert not page.exception and _progress(page, "Selecting parameters")
+    assert metric(page, "Rounds") == "185 / 185"
+    assert page.info[0].value == "The plan below is for the earlier inputs: the new one is being computed (above)."
+    release.set()
+    _wait("VandijkSelect", ("noise_multiplier", 10.0))
+    page.run()
+    assert not _progress(page, "Selecting") and metric(page, "Rounds") != "185 / 185"
+    page.text_input(key="vandijk_noise_multiplier").set_value("3").run()  # no plan: σ = 5.87 is searched for
+    deadline, searching = time.monotonic() + 60, False
+    while _progress(page, "Looking for the nearest inputs") or _progress(page, "Selecting"):
+        searching = searching or bool(_progress(page, "Looking for the nearest inputs"))
+        assert time.monotonic() < deadline, "the search did not finish"
+        time.sleep(0.1)
+        page.run()
+    assert searching and [button.label for button in page.button] == ["σ = 5.87"]
