@@ -13,13 +13,13 @@ import json
 import math
 from dataclasses import replace
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fedplan.bounds import byzantine, dpscd
-from fedplan.pages.widgets import Form, as_text, labelled, report
+from fedplan.pages import background
+from fedplan.pages.widgets import Form, answer_in_background, as_text, earlier_answer, labelled, report
 from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
 from fedplan.planner.export import render
@@ -33,6 +33,8 @@ DPSCD_ACCOUNTANT = "rdp"
 EPSILON_KEY, EPOCHS_KEY, BATCH_KEY, THRESHOLD_KEY = "dpscd-epsilon", "dpscd-epochs", "dpscd-batch", "tau-thres"
 MAX_STALENESS = damaskinos.MAX_STALENESS
 SAMPLING = "Poisson sampling at rate q = L/N, add/remove-one neighbours"
+#: The last DP-SCD request that gave a plan (in view, marked, while a new one is computed).
+LAST_PLAN = "dpscd_last_plan"
 
 
 def rounded_up(value: float) -> str:
@@ -55,16 +57,15 @@ def noise_text(value: float) -> str:
     return f"{math.ceil(value / unit) * unit:.6g}"
 
 
-@st.cache_data(show_spinner="Calibrating σ per batch size", max_entries=16)
-def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
+def sigma_by_batch(request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
     """σ of the request at every batch size of the grid (and its own) under RDP and the authors' MA128 (None where
-    MA128 certifies nothing), cached on the request; and the batch sizes left out because they give no iteration
-    (T = ⌊E·N/L⌋ = 0)."""
-    batches = sorted({batch for batch in BATCH_GRID if batch <= _request.examples} | {_request.batch_size})
+    MA128 certifies nothing); and the batch sizes left out because they give no iteration (T = ⌊E·N/L⌋ = 0).
+    Computed in the background (eight calibrations: 0.1–0.3 s)."""
+    batches = sorted({batch for batch in BATCH_GRID if batch <= request.examples} | {request.batch_size})
     rows, empty = [], []
     for batch in batches:
         try:
-            answer = report(replace(_request, batch_size=batch))
+            answer = replace(request, batch_size=batch).run()
         except ValueError:  # T = 0 at this batch size (the request's own batch has T >= 1)
             empty.append(batch)
             continue
@@ -75,18 +76,20 @@ def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFram
     return pd.DataFrame(rows), tuple(empty)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def sigma_chart(fields: tuple, batch_size: int, _frame: pd.DataFrame) -> dict:
-    """The σ-vs-batch chart's Vega-Lite spec (cached; Altair's validation skipped, the page test reads the spec)."""
-    frame = _frame.dropna(subset=["σ"])
-    x = alt.X("batch size L", title="batch size L (log)", scale=alt.Scale(type="log"))
-    chart = alt.Chart(frame).mark_line(point=True).encode(
-        x=x, y=alt.Y("σ", title="noise multiplier σ"),
-        color=alt.Color("accountant", legend=alt.Legend(orient="bottom", title=None, labelLimit=0)),
-        tooltip=list(frame))
-    rule = alt.Chart(pd.DataFrame({"batch size L": [batch_size]})).mark_rule(strokeDash=[4, 4]).encode(x=x)
-    return (chart + rule).properties(height=300, title="σ for the same (ε, δ): the authors' MA128 vs RDP").to_dict(
-        validate=False)
+def sigma_chart(batch_size: int, frame: pd.DataFrame) -> dict:
+    """The σ-vs-batch chart's Vega-Lite spec: a plain dict with named data sets (Streamlit sends them as Arrow;
+    Altair took about 0.1 s to build it)."""
+    x = {"field": "batch size L", "type": "quantitative", "title": "batch size L (log)", "scale": {"type": "log"}}
+    drawn = frame.dropna(subset=["σ"])
+    lines = {"data": {"name": "sigma"}, "mark": {"type": "line", "point": True},
+             "encoding": {"x": x, "y": {"field": "σ", "type": "quantitative", "title": "noise multiplier σ"},
+                          "color": {"field": "accountant", "type": "nominal",
+                                    "legend": {"orient": "bottom", "title": None, "labelLimit": 0}},
+                          "tooltip": [{"field": name, "type": "nominal" if name == "accountant" else "quantitative"}
+                                      for name in drawn]}}
+    rule = {"data": {"name": "batch"}, "mark": {"type": "rule", "strokeDash": [4, 4]}, "encoding": {"x": x}}
+    return {"height": 300, "title": "σ for the same (ε, δ): the authors' MA128 vs RDP", "layer": [lines, rule],
+            "datasets": {"sigma": drawn, "batch": pd.DataFrame({"batch size L": [batch_size]})}}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -114,11 +117,11 @@ def ma128_metric(column, answer) -> None:
                   key="dpscd-nearest-epsilon")
 
 
-def dpscd_fixes(form: Form, answer) -> None:
+def dpscd_fixes(form: Form) -> None:
     """Under a refused plan, the nearest one one click away: L down to N when L > N (a batch of more examples than
     there are), E up to L/N when T = ⌊E·N/L⌋ = 0 (no iteration)."""
     batch, examples, epochs = (form.values.get(name) for name in ("batch_size", "examples", "epochs"))
-    if answer is not None or None in (batch, examples, epochs) or examples < 1 or batch < 1 or epochs <= 0:
+    if None in (batch, examples, epochs) or examples < 1 or batch < 1 or epochs <= 0:
         return
     if batch > examples:
         st.button(f"Set batch size L to N = {examples}", on_click=st.session_state.__setitem__,
@@ -143,9 +146,20 @@ def dpscd_tab() -> None:
         form.field("epochs", "Epochs E", default="50", key=EPOCHS_KEY)
         form.field("batch_size", "Batch size L (marked on the chart)", default="1000", key=BATCH_KEY)
         request = form.build(accountant=DPSCD_ACCOUNTANT)
-        answer = form.answer(request)
-        dpscd_fixes(form, answer)
-    if answer is None:
+    with right:
+        computed = answer_in_background(form, request, "Calibrating σ")
+    answer = computed.report
+    if answer is not None:
+        st.session_state[LAST_PLAN] = request
+    elif computed.pending and st.session_state.get(LAST_PLAN) is not None:
+        request = st.session_state[LAST_PLAN]
+        answer = earlier_answer(request)
+        right.info("The answer below is for the earlier inputs: the new one is being computed (above).")
+    elif computed.pending:
+        return
+    else:
+        with left:
+            dpscd_fixes(form)
         with right:
             st.info("The σ chart and the downloads need a plan: change the input marked in red on the left.")
         return
@@ -161,8 +175,11 @@ def dpscd_tab() -> None:
             st.caption(f"One iteration: E·N/L = {answer['epochs'] * answer['examples'] / answer['batch_size']:.3g} "
                        "rounds down to T = 1, one noisy batch over the data.")
         fields = tuple(request.inputs().items())
-        frame, empty = sigma_by_batch(fields, request)
-        st.vega_lite_chart(spec=sigma_chart(fields, request.batch_size, frame), width="stretch")
+        curve = background.answer(("dpscd-sigma", fields), lambda: sigma_by_batch(request), kind="dpscd_sigma",
+                                  label="Calibrating σ per batch size")
+        frame, empty = curve if curve is not None else (None, ())
+        if frame is not None:
+            st.vega_lite_chart(spec=sigma_chart(request.batch_size, frame), width="stretch")
         if empty:
             st.caption(f"Not drawn: L = {', '.join(f'{batch:,}' for batch in empty)} give no iteration at "
                        f"E = {request.epochs:g} (T = ⌊E·N/L⌋ = 0).")
@@ -173,17 +190,19 @@ def dpscd_tab() -> None:
         for column, (index, name) in zip(downloads, ((0, "JSON"), (1, "CSV")), strict=False):
             column.download_button(f"Schedule {name}", lambda i=index: schedule_texts(fields, request)[i],
                                    file_name=f"dpscd_schedule.{name.lower()}", on_click="ignore")
-        downloads[2].download_button("σ by batch size CSV", lambda: frame.to_csv(index=False),
-                                     file_name="dpscd_sigma.csv", on_click="ignore")
+        if frame is not None:
+            downloads[2].download_button("σ by batch size CSV", lambda: frame.to_csv(index=False),
+                                         file_name="dpscd_sigma.csv", on_click="ignore")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def dampening_chart(threshold: float, _frame: pd.DataFrame) -> dict:
-    """The dampening curves' Vega-Lite spec, cached on τ_thres (Altair's validation skipped)."""
-    long = _frame.melt("staleness τ", var_name="dampening", value_name="Λ(τ)")
-    return alt.Chart(long).mark_line().encode(
-        x="staleness τ", y="Λ(τ)", color=alt.Color("dampening", legend=alt.Legend(orient="bottom", title=None)),
-    ).properties(height=300).to_dict(validate=False)
+def dampening_chart(frame: pd.DataFrame) -> dict:
+    """The dampening curves' Vega-Lite spec, a plain dict with a named data set (as :func:`sigma_chart`)."""
+    long = frame.melt("staleness τ", var_name="dampening", value_name="Λ(τ)")
+    return {"height": 300, "datasets": {"dampening": long}, "data": {"name": "dampening"}, "mark": {"type": "line"},
+            "encoding": {"x": {"field": "staleness τ", "type": "quantitative", "title": "staleness τ"},
+                         "y": {"field": "Λ(τ)", "type": "quantitative", "title": "Λ(τ)"},
+                         "color": {"field": "dampening", "type": "nominal",
+                                   "legend": {"orient": "bottom", "title": None}}}}
 
 
 def dampening_tab() -> None:
@@ -210,7 +229,7 @@ def dampening_tab() -> None:
                           "DynSGD 1/(1+τ)": list(answer["inverse_dampening"].values())})
     st.metric("β", f"{answer['beta']:.6f}",
               help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")
-    st.vega_lite_chart(spec=dampening_chart(threshold, frame), width="stretch")
+    st.vega_lite_chart(spec=dampening_chart(frame), width="stretch")
     st.caption(answer.statement)
     left, right = st.columns(2)
     left.download_button("Dampening JSON", lambda: json.dumps(answer.to_dict(), indent=2), file_name="dampening.json",

@@ -172,3 +172,29 @@ def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
         time.sleep(0.1)
         page.run()
     assert searching and [button.label for button in page.button] == ["σ = 5.87"]
+
+
+def test_dpscd_calibrates_in_the_background(monkeypatch):
+    """The DP-SCD tab calibrates σ, and σ at each batch size of its chart, in a server thread: the earlier answer
+    stays in view, marked, then the new one comes with its chart."""
+    from collections import OrderedDict
+
+    from fedplan.planner.tasks.damaskinos import DpscdCalibrate
+
+    monkeypatch.setattr(background, "_WORK", OrderedDict())
+    page = open_page("6_Damaskinos.py")
+    before = metric(page, "σ (RDP")
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, DpscdCalibrate)
+    page.text_input(key="dpscd-epsilon").set_value("0.5").run()
+    assert not page.exception and _progress(page, "Calibrating σ")
+    assert metric(page, "σ (RDP") == before
+    assert page.info[0].value == "The answer below is for the earlier inputs: the new one is being computed (above)."
+    release.set()
+    deadline = time.monotonic() + 60
+    while _progress(page, "Calibrating σ"):
+        assert time.monotonic() < deadline, "the calibration did not finish"
+        time.sleep(0.1)
+        page.run()
+    assert float(metric(page, "σ (RDP")) < float(before) and not page.info
+    assert any(chart.proto.datasets for chart in page.get("arrow_vega_lite_chart") + page.get("vega_lite_chart"))
