@@ -1,6 +1,6 @@
 """Benchmark: two validations launched at once from the app take about as long as one (issue 20, item 5).
 
-The page ``pages/7_Validate.py`` submits its request to the process's executor
+The page ``app_pages/7_Validate.py`` submits its request to the process's executor
 (:func:`fedplan.planner.simulate.executor.shared`: a Dask LocalCluster of one single-threaded worker per core, or the
 scheduler ``FEDPLAN_SCHEDULER`` names) and polls the job; this benchmark does the same without a browser, with the
 page's default van Dijk validation (62 500 synthetic examples over 5 clients, 2 seeds; ``--seeds`` changes it).

@@ -1,8 +1,8 @@
 """The fedplan Streamlit app: ``fedplan app`` (installed) or ``streamlit run app.py`` (a checkout).
 
-This entry point only names the pages; the planner (``pages/0_Planner.py``) is the home page and each other
+This entry point only names the pages; the planner (``app_pages/0_Planner.py``) is the home page and each other
 page is one task (accountant, one page per paper, validation by simulation). Page files are found through the
-``fedplan.pages`` package, so the same entry point serves a checkout and an installed wheel.
+``fedplan.app_pages`` package, so the same entry point serves a checkout and an installed wheel.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-import fedplan.pages
+import fedplan.app_pages
 
 PAGES = (
     ("0_Planner.py", "Planner"),
@@ -27,8 +27,8 @@ PAGES = (
 
 
 def page_folder() -> Path:
-    """The folder of the page scripts (``pages/`` in a checkout, ``fedplan/pages/`` in a wheel)."""
-    return Path(fedplan.pages.__file__).resolve().parent
+    """The folder of the page scripts (``app_pages/`` in a checkout, ``fedplan/pages/`` in a wheel)."""
+    return Path(fedplan.app_pages.__file__).resolve().parent
 
 
 def run() -> None:

@@ -32,6 +32,26 @@ def app_url(request, tmp_path_factory):
         yield url
 
 
+def test_a_page_opened_by_its_address_first_has_the_apps_navigation(app_url):
+    """The first visit to a fresh server opens a page by its address (a bookmark). With a folder named ``pages``
+    beside the entry script, Streamlit ran that page alone, without ``fedplan/app.py``, under a sidebar of every
+    module in the folder (app, Planner, …, accountant curves, background, plan validation, widgets). This test runs
+    first on its server (tests run in file order)."""
+    from playwright.sync_api import sync_playwright
+
+    from fedplan.app import PAGES
+
+    with sync_playwright() as playwright:
+        chromium = browser.launch(playwright)
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{app_url}/Accountant")
+        page.get_by_text("Privacy accountant").first.wait_for(timeout=60_000)
+        links = page.locator('[data-testid="stSidebarNav"] a')
+        links.first.wait_for(timeout=30_000)
+        assert [text.strip() for text in links.all_inner_texts()] == [title for _, title in PAGES]
+        chromium.close()
+
+
 def test_planner_page_renders_the_schedule_and_a_chart(app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -61,7 +61,7 @@ def wheel(tmp_path_factory) -> Path:
     source, folder = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("fedplan", "bounds", "planner", "pages"):
+    for name in ("fedplan", "bounds", "planner", "app_pages"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(source))
     return next(folder.glob("fedplan-*.whl"))
@@ -92,7 +92,8 @@ def test_the_wheel_holds_one_top_level_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"fedplan"}
-    folders = {"fedplan": "fedplan", "bounds": "fedplan/bounds", "planner": "fedplan/planner", "pages": "fedplan/pages"}
+    folders = {"fedplan": "fedplan", "bounds": "fedplan/bounds", "planner": "fedplan/planner",
+               "app_pages": "fedplan/app_pages"}
     for folder, installed in folders.items():
         for path in (ROOT / folder).rglob("*.py"):
             assert f"{installed}/{path.relative_to(ROOT / folder).as_posix()}" in names, path

@@ -76,7 +76,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
 def _module_files() -> dict[str, Path]:
     """fedplan's modules (as installed: ``fedplan.planner.cli``…) and their files in the checkout."""
     folders = {"fedplan": ROOT / "fedplan", "fedplan.bounds": ROOT / "bounds", "fedplan.planner": ROOT / "planner",
-               "fedplan.pages": ROOT / "pages"}
+               "fedplan.app_pages": ROOT / "app_pages"}
     modules = {}
     for package, folder in folders.items():
         for path in folder.rglob("*.py"):
@@ -126,7 +126,7 @@ def test_the_package_import_graph_has_no_loop():
 
 def test_simulations_and_bounds_import_no_adapter():
     graph = _import_graph()
-    adapters = ("fedplan.planner.cli", "fedplan.app", "fedplan.pages")
+    adapters = ("fedplan.planner.cli", "fedplan.app", "fedplan.app_pages")
     for name, edges in graph.items():
         if name.startswith(("fedplan.planner.simulate", "fedplan.bounds")):
             assert not [edge for edge in edges if edge.startswith(adapters)], name

@@ -14,7 +14,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PAGES = ROOT / "pages"
+PAGES = ROOT / "app_pages"
 
 
 def open_page(name: str, timeout: float = 120) -> AppTest:

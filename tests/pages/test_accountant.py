@@ -11,13 +11,13 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
+from fedplan.app_pages.widgets import literal
 from fedplan.bounds import accounting
-from fedplan.pages.widgets import literal
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, Epsilon
 from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
 SCHEDULE = dict(sample_rate=0.01, noise_multiplier=1.1, steps=10_000, delta=1e-5)
-PAGE_BUDGET = dict(time_budget=10.0)  # the page's PLD time budget (pages/1_Accountant.py TIME_BUDGET)
+PAGE_BUDGET = dict(time_budget=10.0)  # the page's PLD time budget (app_pages/1_Accountant.py TIME_BUDGET)
 
 
 def set_schedule(app: AppTest, sample_rate: str, noise_multiplier: str, steps: str) -> AppTest:

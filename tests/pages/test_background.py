@@ -1,4 +1,4 @@
-"""pages/background.py: work a page does not freeze for (issue 20). A script run that would wait longer than the
+"""app_pages/background.py: work a page does not freeze for (issue 20). A script run that would wait longer than the
 inline wait shows progress and ends; the value appears on a later run; Cancel and a changed input stop the work."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def page(key_text: str = "a") -> None:  # the script AppTest runs (its source, s
 
     import streamlit as st
 
-    from fedplan.pages.background import answer
+    from fedplan.app_pages.background import answer
 
     shared = sys.modules["fedplan_background_test"]
     key = st.text_input("Key", key_text)
@@ -126,7 +126,7 @@ def test_work_no_tab_asks_for_any_more_is_stopped(shared, monkeypatch):
     """A closed tab no longer redraws its progress line: after UNWATCHED_SECONDS without a run or a redraw asking for
     it, the work is stopped (a plan left running slowed the other sessions' script runs); while a script run waits
     for it inline it is kept."""
-    from fedplan.pages import background
+    from fedplan.app_pages import background
 
     monkeypatch.setattr(background, "UNWATCHED_SECONDS", 1.5)
     monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "4")  # a script run that waits longer than UNWATCHED_SECONDS

@@ -12,7 +12,7 @@ from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.plan import Plan
 from tests.pages.helpers import ROOT, capture_downloads, charts, error_under, errors, metric, open_page, refusal
 
-#: A request's field as the Planner's box names it in a message (pages/widgets.py labelled): field → label.
+#: A request's field as the Planner's box names it in a message (app_pages/widgets.py labelled): field → label.
 BOX_WORDS = (("target_delta", "δ"), ("target_epsilon", "Privacy budget ε"), ("batch_size", "Batch size"),
              ("epochs =", "Compute budget ="), ("or epochs", "or Compute budget"), ("clients =", "Clients ="),
              (", clients", ", Clients"))
@@ -194,7 +194,7 @@ def test_planner_chart_and_headline_name_one_accountant(planner):
 def test_planner_rerun_reuses_the_plan_and_its_downloads(planner, monkeypatch):
     """Speed (issue 20): a rerun of the same inputs renders no download again (the CSV's cumulative ε composed the
     193 rounds again, 1.9 s) and plans nothing (st.cache_data keyed on the request)."""
-    from fedplan.pages import widgets
+    from fedplan.app_pages import widgets
 
     calls, render = [], widgets.render
     monkeypatch.setattr(widgets, "render", lambda schedule, fmt, **options: calls.append(fmt) or render(schedule, fmt))
@@ -320,7 +320,7 @@ def test_an_opacus_file_calibrated_for_opacus_rdp_accountant(monkeypatch):
     # a new user's walk: Opacus's RDPAccountant printed ε = 1.286 for the default plan's σ and target 1
     from opacus.accountants import RDPAccountant
 
-    from fedplan.pages.widgets import download_name
+    from fedplan.app_pages.widgets import download_name
     from tests.test_benchmarks import load_benchmark
 
     files = capture_downloads(monkeypatch)

@@ -1,4 +1,4 @@
-"""The Planner computes a plan in the background (pages/background.py): a plan that takes longer than the inline
+"""The Planner computes a plan in the background (app_pages/background.py): a plan that takes longer than the inline
 wait shows progress and keeps the previous plan in view, marked; the next run after it finished shows the new one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fedplan.pages import background
+from fedplan.app_pages import background
 from tests.pages.helpers import metric, open_page
 
 

@@ -1,4 +1,4 @@
-"""pages/plan_validation.py, the run section the Validate page and the Planner's "Validate this plan" share."""
+"""app_pages/plan_validation.py, the run section the Validate page and the Planner's "Validate this plan" share."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""fedplan.pages.widgets without a page: text boxes parse like the command line, messages find their field."""
+"""fedplan.app_pages.widgets without a page: text boxes parse like the command line, messages find their field."""
 
 from __future__ import annotations
 
 import pytest
 
-from fedplan.pages.widgets import as_text, box_name, labelled, literal, named_field, parse
+from fedplan.app_pages.widgets import as_text, box_name, labelled, literal, named_field, parse
 from fedplan.planner.tasks.base import options
 from fedplan.planner.tasks.mapa import Schedule
 from fedplan.planner.tasks.plan import Plan
@@ -192,6 +192,6 @@ def test_metric_labels_fit_their_columns(page, action):
     ({"clients": 100}, None, None),  # nothing answered yet
 ])
 def test_changed_field_is_the_one_box_changed_since_the_last_answer(current, previous, expected):
-    from fedplan.pages.widgets import changed_field
+    from fedplan.app_pages.widgets import changed_field
 
     assert changed_field(current, previous) == expected

@@ -22,8 +22,8 @@ from typing import Any
 
 import streamlit as st
 
+from fedplan.app_pages import background
 from fedplan.bounds.validation import check_int, check_real
-from fedplan.pages import background
 from fedplan.planner.display import NO_GUARANTEE, failing_hypotheses
 from fedplan.planner.export import FORMATS, SUFFIXES, refusal, render
 from fedplan.planner.tasks.base import Option, Progress, Report, Request, options, parse_count
@@ -285,7 +285,7 @@ class Form:
 
 
 def _background_key(request: Request) -> tuple | None:
-    """What a request's report depends on, as a key of :mod:`fedplan.pages.background`; None for a request holding
+    """What a request's report depends on, as a key of :mod:`fedplan.app_pages.background`; None for a request holding
     data (arrays, segments: compared by identity, so they are run in the script instead)."""
     if any(value is not None for value in _api_data(request)):
         return None
@@ -309,7 +309,7 @@ class Background:
 
 def answer_in_background(form: Form, request: Request | None, label: str, *, role: str = "",
                          show_error: bool = True) -> Background:
-    """``form.answer(request)`` computed in a server thread (:func:`fedplan.pages.background.answer`: a script run
+    """``form.answer(request)`` computed in a server thread (:func:`fedplan.app_pages.background.answer`: a script run
     waits 0.1 s for it, then shows a progress line with Cancel and ends). ``role`` tells apart two requests of one
     type a page computes side by side (each has its own progress line; the same one would stop the other's work).
     A request holding data (:func:`_background_key`) is run in the script, under a spinner. A refusal is shown

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, downloads, form_page
+from fedplan.app_pages.widgets import Form, downloads, form_page
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.practice import DPSGD, Federated
 

@@ -1,7 +1,7 @@
 """Validate a plan by simulation: run the backing simulation on a few seeds and plot it against the bound.
 
 The page builds the request of ``fedplan validate vandijk`` or ``fedplan validate fedsgd-dpc``
-(:mod:`fedplan.planner.tasks.validate`) from its widgets (:mod:`fedplan.pages.widgets`) and runs it when asked.
+(:mod:`fedplan.planner.tasks.validate`) from its widgets (:mod:`fedplan.app_pages.widgets`) and runs it when asked.
 Runs are capped (seeds, examples, clients); the time of a run is estimated before it starts
 (:func:`~fedplan.planner.tasks.simulate.estimated_seconds`) and shown next to the Run button. The last result stays
 on screen, marked out of date when the inputs have changed since it ran.
@@ -13,15 +13,15 @@ the first visit and used by every session: a Dask LocalCluster of one worker per
 time left. A Cancel click (or any other widget) reruns the script and a closed tab stops it: either way the poll
 loop's ``finally`` cancels the job, whose worker stops the run within a fraction of a second. Without Dask the runs
 go to a thread of the server, and the page says so. The running, polling and showing are
-:mod:`fedplan.pages.plan_validation`'s, shared with the Planner page's "Validate this plan".
+:mod:`fedplan.app_pages.plan_validation`'s, shared with the Planner page's "Validate this plan".
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from fedplan.pages.plan_validation import validation_section
-from fedplan.pages.widgets import Form
+from fedplan.app_pages.plan_validation import validation_section
+from fedplan.app_pages.widgets import Form
 from fedplan.planner.simulate.data import SKLEARN_SETS
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc, ValidateVandijk
 

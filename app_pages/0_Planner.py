@@ -5,20 +5,20 @@ and gets what to run: by default the noise the tight accountant calibrates for t
 within 1 % below the budget), with the paper's own noise and the budget it leaves unused beside it; the schedule by
 change of parameters, every hypothesis checked, and downloads in fedplan's formats and for Opacus, Flower and
 TF-Privacy where the plan runs there. The page builds the :class:`~fedplan.planner.tasks.plan.Plan` request of
-``fedplan plan`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the other pages (sidebar)
+``fedplan plan`` from its widgets (:mod:`fedplan.app_pages.widgets`) and shows its report; the other pages (sidebar)
 hold the accountant, one page per paper and the validation by simulation.
 
 Only the inputs the chosen recipe reads are drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`); a plan the
 van Dijk recipe refuses gets the nearest values that plan, one click each (:meth:`Plan.nearest`); a degenerate plan
 (one round, a bound that promises nothing, a budget left unused) is said in words beside its numbers; the ε chart
-is the headline's accountant, named. A plan is computed in a thread of the server (:mod:`fedplan.pages.background`):
+is the headline's accountant, named. A plan is computed in a thread of the server (:mod:`fedplan.app_pages.background`):
 when the tight calibration takes longer than a quarter second the page shows progress, with the time the last plan
 took as estimate and Cancel, keeps the previous plan in view marked as such, and stays live; plans (refusals too),
 their downloads and the chart are kept per request.
 
 Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
 :class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,
-Cancel, claims and charts of the Validate page (:mod:`fedplan.pages.plan_validation`); for a recipe whose engine
+Cancel, claims and charts of the Validate page (:mod:`fedplan.app_pages.plan_validation`); for a recipe whose engine
 takes no plan's schedule, the page says so.
 """
 
@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.background import answer, known
+from fedplan.app_pages.plan_validation import validation_section
+from fedplan.app_pages.widgets import Form, changed_field, download_name, downloads
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
-from fedplan.pages.background import answer, known
-from fedplan.pages.plan_validation import validation_section
-from fedplan.pages.widgets import Form, changed_field, download_name, downloads
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
 from fedplan.planner.export import for_library, render
 from fedplan.planner.plan_validation import ENGINES
@@ -272,8 +272,8 @@ def plan_key(request: Plan) -> tuple:
 
 def planned(request: Plan) -> tuple[Report | None, str | None]:
     """The request's report, or the message refusing it (kept too: Zhou's T* = 0 over 100 clients took 10-30 s to
-    refuse). Computed in the background (:mod:`fedplan.pages.background`): a plan the tight calibration takes seconds
-    for shows progress while the page stays live."""
+    refuse). Computed in the background (:mod:`fedplan.app_pages.background`): a plan the tight calibration takes
+    seconds for shows progress while the page stays live."""
     try:
         return request.run(), None
     except ValueError as error:

@@ -1,6 +1,6 @@
 """Damaskinos thesis: DP-SCD σ against batch size (MA128 vs RDP), staleness dampening, Byzantine n vs f.
 
-Each tab builds the request of its command from its widgets (:mod:`fedplan.pages.widgets`): ``fedplan dpscd
+Each tab builds the request of its command from its widgets (:mod:`fedplan.app_pages.widgets`): ``fedplan dpscd
 calibrate`` (:class:`~fedplan.planner.tasks.damaskinos.DpscdCalibrate`, one per batch size of the chart),
 ``fedplan staleness beta`` (:class:`~fedplan.planner.tasks.damaskinos.StalenessBeta`) and ``fedplan byzantine
 max-f`` (:class:`~fedplan.planner.tasks.damaskinos.ByzantineMaxF`, one per rule). Each tab downloads what it shows
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages import background
+from fedplan.app_pages.widgets import Form, answer_in_background, as_text, earlier_answer, labelled, report
 from fedplan.bounds import byzantine, dpscd
-from fedplan.pages import background
-from fedplan.pages.widgets import Form, answer_in_background, as_text, earlier_answer, labelled, report
 from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
 from fedplan.planner.export import render

@@ -1,7 +1,7 @@
 """Plan with van Dijk et al.'s increasing sample sizes, next to a tight accountant.
 
 The page builds the :class:`~fedplan.planner.tasks.vandijk.VandijkSelect` request of ``fedplan vandijk select``
-from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the √T·σ-against-p chart is
+from its widgets (:mod:`fedplan.app_pages.widgets`) and shows its report; the √T·σ-against-p chart is
 :func:`fedplan.planner.vandijk.noise_against_growth_exponent` of the plan, at a K of its own. Inputs that give no
 plan get a plain reason and, per control that can fix it, the nearest value that does as a one-click button
 (:func:`fedplan.planner.vandijk.nearest_feasible`).
@@ -14,10 +14,8 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from fedplan.bounds import rdp
-from fedplan.bounds.accounting import round_up
-from fedplan.pages import background
-from fedplan.pages.widgets import (
+from fedplan.app_pages import background
+from fedplan.app_pages.widgets import (
     Form,
     answer_in_background,
     as_text,
@@ -28,6 +26,8 @@ from fedplan.pages.widgets import (
     named_field,
     theorem_metric,
 )
+from fedplan.bounds import rdp
+from fedplan.bounds.accounting import round_up
 from fedplan.planner.display import accountant_label, epsilon_text, number_text
 from fedplan.planner.export import render
 from fedplan.planner.tasks.vandijk import MIN_GROWTH_EXPONENT, VandijkSelect

@@ -1,7 +1,7 @@
 """Accountant page: ε of a schedule (PLD and RDP), calibration of σ, T or q, and ε against steps.
 
 Thin over :mod:`fedplan.planner.tasks.accounting`: each task builds the request of ``fedplan epsilon`` or ``fedplan
-calibrate …`` from its widgets (:mod:`fedplan.pages.widgets`) and shows its report (cached), the assumptions behind
+calibrate …`` from its widgets (:mod:`fedplan.app_pages.widgets`) and shows its report (cached), the assumptions behind
 it, ε against steps (cached on the request), and JSON and CSV downloads of what it computed.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.accountant_curves import accountant_name, epsilon_curve
+from fedplan.app_pages.widgets import Form, answer_in_background, box_name, earlier_answer, literal
 from fedplan.bounds import sampling
-from fedplan.pages.accountant_curves import accountant_name, epsilon_curve
-from fedplan.pages.widgets import Form, answer_in_background, box_name, earlier_answer, literal
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
 from fedplan.planner.tasks.base import Report

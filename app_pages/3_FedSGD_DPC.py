@@ -1,7 +1,7 @@
 """Zhou et al. (FedSGD-DPC): T* and b* for the Laplace mechanism, with U(T, b) and the optimum.
 
 The page builds the :class:`~fedplan.planner.tasks.fedsgd_dpc.FedsgdDpcOptimum` request of ``fedplan fedsgd-dpc
-optimum`` (Laplace, raw constants) from its widgets (:mod:`fedplan.pages.widgets`) and shows its report; the heat
+optimum`` (Laplace, raw constants) from its widgets (:mod:`fedplan.app_pages.widgets`) and shows its report; the heat
 map is :func:`fedplan.planner.fedsgd_dpc.laplace_landscape` of the same problem.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.pages.widgets import Form, form_page, literal, theorem_metric
+from fedplan.app_pages.widgets import Form, form_page, literal, theorem_metric
 from fedplan.planner.display import number_text
 from fedplan.planner.export import render
 from fedplan.planner.fedsgd_dpc import (

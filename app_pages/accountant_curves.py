@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.widgets import report
 from fedplan.bounds import accounting, sampling
-from fedplan.pages.widgets import report
 from fedplan.planner.display import accountant_label
 from fedplan.planner.tasks.accounting import Epsilon
 

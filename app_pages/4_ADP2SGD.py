@@ -2,7 +2,7 @@
 
 The page builds the :class:`~fedplan.planner.tasks.adp2sgd.MinEpsilon` request of ``fedplan adp2sgd min-epsilon``
 and the :class:`~fedplan.planner.tasks.adp2sgd.Sigma` request of ``fedplan adp2sgd sigma`` from its widgets
-(:mod:`fedplan.pages.widgets`) and shows their reports; the chart is
+(:mod:`fedplan.app_pages.widgets`) and shows their reports; the chart is
 :func:`fedplan.planner.adp2sgd.epsilon_against_noise` of the same setting. Downloads: the target's schedule (JSON,
 CSV) and the chart's points (CSV).
 """
@@ -18,8 +18,8 @@ import re
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.widgets import Form, report, theorem_metric
 from fedplan.bounds import adp2sgd as xu
-from fedplan.pages.widgets import Form, report, theorem_metric
 from fedplan.planner.adp2sgd import epsilon_against_noise
 from fedplan.planner.display import NO_GUARANTEE, accountant_label, epsilon_text
 from fedplan.planner.export import render
