@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.accountant_curves import accountant_name, epsilon_curve
-from fedplan.app_pages.widgets import Form, answer_in_background, box_name, earlier_answer, literal
+from fedplan.app_pages.widgets import Form, answer_in_background, box_name, earlier_answer, kept_answer, literal
 from fedplan.bounds import sampling
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.accounting import CalibrateNoise, CalibrateSampleRate, CalibrateSteps, Epsilon
@@ -157,21 +157,6 @@ def earlier_epsilon_answers(request: Epsilon) -> tuple[Report, Report | None]:
     return earlier_answer(request), (earlier_answer(replace(request, accountant=second)) if second else None)
 
 
-def kept(key: str, found, request, right, earlier, pending: bool = False):
-    """``(found, request)`` when the inputs were answered (remembered under ``key``); else ``earlier(request)`` of
-    the last answered inputs of this task, under a note saying why they are shown (a new answer being computed,
-    or a refused value whose error stays under its box), or ``(None, None)``."""
-    if found:
-        st.session_state[key] = request
-        return found, request
-    last = st.session_state.get(key)
-    if last is None:
-        return None, None
-    right.info("The answer below is for the earlier inputs: the new one is being computed (above)." if pending else
-               "The answer below is for the last valid inputs: correct the box marked in red to update it.")
-    return earlier(last), last
-
-
 def epsilon_page() -> None:
     left, right = st.columns([1, 2])
     with left:
@@ -186,7 +171,8 @@ def epsilon_page() -> None:
     if request is not None:
         with right:
             found, pending = epsilon_answers(form, request)
-    found, request = kept("accountant_epsilon", found, request, right, earlier_epsilon_answers, pending)
+    found, request = kept_answer("accountant_epsilon", found, request, pending=pending, where=right,
+                                 earlier=earlier_epsilon_answers)
     if found is None:
         return
     tight, rdp = found
@@ -273,8 +259,8 @@ def calibration_page() -> None:
                         f"ε = {nearest[0]} ({nearest[1]}).")
             right.button(f"Set target ε to {nearest[0]}", on_click=st.session_state.__setitem__,
                          args=(TARGET_KEY, nearest[0]))
-    answer, request = kept(f"accountant_calibrate_{parameter}", computed.report, request, right, earlier_answer,
-                           computed.pending)
+    answer, request = kept_answer(f"accountant_calibrate_{parameter}", computed.report, request,
+                                  pending=computed.pending, where=right)
     if answer is None:
         return
     with right:

@@ -21,7 +21,7 @@ from fedplan.app_pages.widgets import (
     as_text,
     box_name,
     changed_field,
-    earlier_answer,
+    kept_answer,
     labelled,
     named_field,
     theorem_metric,
@@ -302,14 +302,8 @@ def main() -> None:
             refusal(form, request, computed.error)
             transitions_section(request, None)
         return
-    answer = computed.report
-    if answer is not None:
-        st.session_state[LAST_PLANNED] = request
-    elif st.session_state.get(LAST_PLANNED) is not None:  # still computing: the last plan stays, marked
-        request = st.session_state[LAST_PLANNED]
-        answer = earlier_answer(request)
-        right.info("The plan below is for the earlier inputs: the new one is being computed (above).")
-    else:
+    answer, request = kept_answer(LAST_PLANNED, computed.report, request, pending=computed.pending, where=right)
+    if answer is None:
         return
     with right:
         results(request, answer)

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages import background
-from fedplan.app_pages.widgets import Form, answer_in_background, as_text, earlier_answer, labelled, report
+from fedplan.app_pages.widgets import Form, answer_in_background, as_text, kept_answer, labelled, report
 from fedplan.bounds import byzantine, dpscd
 from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
@@ -148,15 +148,10 @@ def dpscd_tab() -> None:
         request = form.build(accountant=DPSCD_ACCOUNTANT)
     with right:
         computed = answer_in_background(form, request, "Calibrating σ")
-    answer = computed.report
-    if answer is not None:
-        st.session_state[LAST_PLAN] = request
-    elif computed.pending and st.session_state.get(LAST_PLAN) is not None:
-        request = st.session_state[LAST_PLAN]
-        answer = earlier_answer(request)
-        right.info("The answer below is for the earlier inputs: the new one is being computed (above).")
-    elif computed.pending:
-        return
+    if computed.report is not None or computed.pending:
+        answer, request = kept_answer(LAST_PLAN, computed.report, request, pending=computed.pending, where=right)
+        if answer is None:
+            return
     else:
         with left:
             dpscd_fixes(form)

@@ -334,6 +334,22 @@ def earlier_answer(request: Request) -> Report:
     return (None if key is None else background.known(key)) or report(request)
 
 
+def kept_answer(key: str, found, request, *, pending: bool, where, earlier: Callable = earlier_answer):
+    """``(found, request)`` when the inputs were answered (``found`` not None; remembered under the session-state
+    ``key``); else ``earlier(last)`` of the last answered inputs, under a note in ``where`` saying why they are
+    shown (the new answer is being computed, or a value was refused: its error stays under its box), or
+    ``(None, None)`` when nothing was answered yet."""
+    if found is not None:
+        st.session_state[key] = request
+        return found, request
+    last = st.session_state.get(key)
+    if last is None:
+        return None, None
+    where.info("The answer below is for the earlier inputs: the new one is being computed (above)." if pending else
+               "The answer below is for the last valid inputs: correct the box marked in red to update it.")
+    return earlier(last), last
+
+
 def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str = "Computing…",
               keep: str | None = None):
     """The layout of a task page: the form on the left, the request's report on the right, computed in the
@@ -342,23 +358,17 @@ def form_page(inputs: Callable[[], tuple[Form, Request | None]], *, spinner: str
     Returns the report (None when a value was refused, with the message under its widget, or while it is being
     computed), the right column and the request (None likewise). With ``keep`` (a session-state key) a refused
     value, or inputs still being computed, leave the answer of the last valid inputs on the page, under a note
-    saying so, instead of none.
+    saying so (:func:`kept_answer`), instead of none.
     """
     left, right = st.columns([1, 2])
     with left:
         form, request = inputs()
     with right:
         computed = answer_in_background(form, request, spinner.rstrip("…"))
-        answer = computed.report
-        if keep is not None and answer is not None:
-            st.session_state[keep] = request
-        elif keep is not None and st.session_state.get(keep) is not None:
-            request = st.session_state[keep]
-            answer = earlier_answer(request)
-            st.info("The answer below is for the earlier inputs: the new one is being computed (above)."
-                    if computed.pending else
-                    "The answer below is for the last valid inputs: correct the box marked in red to update it.")
-    return answer, right, request
+    if keep is None:
+        return computed.report, right, request
+    answer, kept_request = kept_answer(keep, computed.report, request, pending=computed.pending, where=right)
+    return answer, right, kept_request if answer is not None else request
 
 
 def theorem_metric(column, label: str, value: str, hypotheses, *, help: str | None = None) -> None:

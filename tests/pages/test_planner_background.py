@@ -159,7 +159,7 @@ def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
     page.text_input(key="vandijk_noise_multiplier").set_value("10").run()
     assert not page.exception and _progress(page, "Selecting parameters")
     assert metric(page, "Rounds") == "185 / 185"
-    assert page.info[0].value == "The plan below is for the earlier inputs: the new one is being computed (above)."
+    assert page.info[0].value == "The answer below is for the earlier inputs: the new one is being computed (above)."
     release.set()
     _wait("VandijkSelect", ("noise_multiplier", 10.0))
     page.run()
