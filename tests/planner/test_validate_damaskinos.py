@@ -128,3 +128,14 @@ def test_kardam_theorem1_claims_are_no_guarantee_when_more_workers_are_byzantine
         assert found[name].failing_hypotheses == ("Byzantine workers <= f: 2 <= 1",)
     assert found["frequency filter rejection rate = 2f/n"].verdict in ("PASS", "FAIL")  # not Theorem 1's claim
     assert not report.passed and report.verdicts["NO GUARANTEE"] == 2
+
+
+def test_a_diverged_dpsgd_run_is_said_in_the_notes_not_a_type_error():
+    # Fuzz seed 620032773: a DP-SGD clipping norm of 1.7e308 makes its noise infinite; the final loss is not a number,
+    # and the note subtracted P* from None (TypeError). The note now says the run diverged.
+    problem, _ = preset_problem("ridge")
+    report = validate_dpscd(problem=problem, target_epsilon=1.0, target_delta=1e-3, batch_size=50, epochs=2,
+                            clipping_norm=0.1, dpsgd_clipping_norm=1.6723460773209067e308, seeds=(0,))
+    gap = next(note for note in report.notes if note.startswith("final primal objective"))
+    assert "DP-SGD not finite (a run diverged)" in gap and "DP-SCD not finite" not in gap
+    json.dumps(report.to_dict())
