@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 
 import mpmath
 import numpy as np
@@ -293,3 +294,14 @@ def test_windows_of_one_part_are_dp_accountings_self_convolve_bounds():
     probs = np.asarray(pld._single_step(0.05, 0.8, 1e-3)._pmf_remove.to_dense_pmf()._probs)
     for steps in (2, 100, 5_000):
         assert pld._windows([(probs, steps)], 1e-15) == [common.compute_self_convolve_bounds(probs, steps, 1e-15)]
+
+
+def test_a_step_too_slow_to_build_in_the_time_left_is_refused_before_it_is_built():
+    # dp-accounting built the 2.9e6 points of q = 1/840, σ = 0.017 at spacing 8e-4 in 32 s, and nothing interrupts a
+    # build: a deadline 5 s away refused it only after. Now the estimate (about 17 s) refuses it at once.
+    start = time.monotonic()
+    with pld.deadline_for(start + 5), pytest.raises(pld.OutOfTimeError, match=r"one step's PLD \(2\.9e\+06 grid"):
+        pld._single_step(1 / 840, 0.0169352, 8e-4)
+    assert time.monotonic() - start < 1
+    with pld.deadline_for(time.monotonic() + 5):  # a step that fits in the time left is built
+        assert pld._single_step(0.01, 1.0, 1e-3)._pmf_remove.size > 1000
