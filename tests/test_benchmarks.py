@@ -138,13 +138,16 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
     assert 0 < phases["app_mounted_ms"] < phases["run_started_ms"] < phases["run_finished_ms"] <= phases["painted_ms"]
     out = capsys.readouterr().out
     header = ("| page | first load cold (s) | first load warm (s) | interaction median (ms) | p95 (ms) | count | "
-              "missing/timeout | load < 1.5 s | p95 < 300 ms |")
+              "missing/timeout | load < 1.5 s | p95 < 300 ms | returning browser load (s) |")
     assert header in out
     (line,) = [line for line in out.splitlines() if line.startswith("| 5_MAPA.py |")]
     cells = [cell.strip() for cell in line.strip("|").split("|")]
     assert cells[1:5] == [f"{row['cold_load_s']:.2f}", f"{row['warm_load_s']:.2f}",
                           f"{row['interaction_median_ms']:.0f}", f"{row['interaction_p95_ms']:.0f}"]
     assert cells[5] == "1" and cells[6] == "0/0" and cells[7] in ("PASS", "FAIL") and cells[8] in ("PASS", "FAIL")
+    assert row["returning_load_s"] > 0 and cells[9] == f"{row['returning_load_s']:.2f}"
+    returning = row["returning_phases"]
+    assert 0 < returning["app_mounted_ms"] < returning["run_started_ms"] < returning["run_finished_ms"]
     assert "load average" in out
 
 
