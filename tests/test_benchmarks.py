@@ -213,3 +213,24 @@ def _streamlit_messages() -> list[bytes]:
         finished.script_finished = status
         messages += [message.SerializeToString() for message in (started, delta, finished)]
     return messages
+
+
+def test_app_load_benchmark_times_one_and_two_validations_on_the_cluster(tmp_path, capsys, monkeypatch):
+    """One timing of each case with one seed: the report's numbers are consistent with its own timings (never
+    checked against a speed)."""
+    from fedplan.planner.simulate import executor
+
+    monkeypatch.setattr(executor, "_SHARED", None)  # the benchmark closes its executor: not this process's shared one
+    benchmark = load_benchmark("app_load")
+    output = tmp_path / "load.json"
+    benchmark.main(["--seeds", "1", "--repeat", "1", "--json", str(output)])
+    report = json.loads(output.read_text())
+    assert report["seeds"] == 1 and report["interactions"] is None and report["worker_memory_before"] > 0
+    timings, results = report["timings"], report["results"]
+    assert set(results) == {benchmark.ANCHOR, "2 concurrent validations (executor)"}
+    (anchor,), (pair,) = timings[benchmark.ANCHOR], timings["2 concurrent validations (executor)"]
+    assert len(anchor["run_seconds"]) == 1 and len(pair["run_seconds"]) == 2
+    assert pair["seconds"] >= max(pair["run_seconds"]) > 0  # the slower run, from submission to result
+    assert results[benchmark.ANCHOR]["ratio"] == 1.0
+    assert results["2 concurrent validations (executor)"]["ratio"] == pytest.approx(pair["seconds"] / anchor["seconds"])
+    assert "2 concurrent validations (executor)" in capsys.readouterr().out
