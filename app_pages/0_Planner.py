@@ -314,7 +314,8 @@ def validate_section(request: Plan, result, *, current: bool) -> None:
     if result.recipe not in ENGINES:
         st.caption(f"Validating this plan is not available for {RECIPES[result.recipe][0]}: its simulation (fedplan "
                    f"simulate {result.recipe}) takes its own parameters, not a plan's schedule; validating a plan "
-                   f"covers {' and '.join(RECIPES[name][0] for name in ENGINES)}.")
+                   f"covers {', '.join(RECIPES[name][0] for name in list(ENGINES)[:-1])} and "
+                   f"{RECIPES[list(ENGINES)[-1]][0]}.")
         return
     st.caption(f"Runs the plan's own schedule (rounds, sample sizes, noise, clients and data as shown) on "
                f"{ENGINES[result.recipe]} with every example training, at most {MAX_SEEDS} seeds, and checks the "
@@ -328,6 +329,8 @@ def validate_section(request: Plan, result, *, current: bool) -> None:
             form.field("learning_rate", "Learning rate η₀ (η_t = η₀/(1 + βt))")
             form.field("decay", "Decay β")
             form.field("clipping_norm", "Clipping norm C")
+        elif result.recipe == "dpscd":  # nor DP-SCD's bound on a coordinate update
+            form.field("clipping_norm", "Clipping norm C (bound on each coordinate update)")
         validation = None
         if current and seeds is not None:
             validation = form.build(plan_schedule=result.schedule, dataset=request.dataset,

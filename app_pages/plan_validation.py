@@ -174,8 +174,11 @@ NOISE_COLUMNS = ("noise_multiplier", "noise_scale")
 
 
 def executed_noise(run) -> dict[str, list[float]]:
-    """The distinct noise values a run executed, by column of its executed schedule."""
-    rows = run.executed.rows() if run.executed is not None else []
+    """The distinct noise values a run executed, by column of its executed schedule; an engine that keeps no
+    executed schedule (DP-SCD: one σ for every iteration) by its configuration."""
+    if run.executed is None:
+        return {key: [run.config[key]] for key in NOISE_COLUMNS if run.config.get(key) is not None}
+    rows = run.executed.rows()
     return {key: sorted({row[key] for row in rows}) for key in NOISE_COLUMNS if rows and key in rows[0]}
 
 
@@ -253,6 +256,9 @@ def curve_caption(report, quantity: str, points: int) -> str | None:
                          f"times the simulated mean {claim.simulated:.3g} after the last round: it holds, but it is "
                          "a worst case far above this run and says little about it (hence the log scale).")
         return " ".join(words)
+    if quantity == "loss" and report.algorithm == "dpscd-plan":
+        return ("No bound line on the loss: the DP-SCD plan's guarantee is its privacy, and Theorem 7's recursion "
+                "(Damaskinos L1498) bounds the ridge loss's dual suboptimality, not this logistic run.")
     if quantity == "loss":
         return ("No bound line on accuracy or loss: the plan's theorems (van Dijk Theorems 3, 4/6) bound privacy "
                 "only, and the paper's convergence rate (Lemma 3, L725) bounds ‖w_t − w*‖², not accuracy or loss, "

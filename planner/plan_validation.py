@@ -17,6 +17,11 @@ paper's parameters; here every number of the run comes from the plan's schedule,
   its Laplace scale, clipping ξ₁ and constants (its ``metadata["constants"]``, whose regularisation the model
   keeps), the theory's step sizes η_t = 2/(μ(t + γ)) (zhou Theorem 3, L298): E‖θ_t − θ*‖² against U(t, b*)
   (Theorems 3-4, L298, L314, the plan's bound at t = T*), the spent ε against the plan's.
+* Damaskinos (recipe ``dpscd``, :func:`validate_dpscd_schedule`): DP-SCD (thesis Algorithm 1, L1313) for the plan's
+  T iterations of batches of L = qN of its N examples, at the noise multiplier σ the tight accountant calibrated,
+  with the sampling the plan accounted (Poisson, or fixed-size batches), on the logistic loss of the plan's binary
+  data (λ = 0.01, the thesis's logistic preset): the spent ε ≤ the RDP ε of the plan's schedule, and the plan's
+  tight ε ≤ the budget. Theorem 7's convergence recursion (L1498) is for the ridge loss: no convergence claim.
 
 Progress is reported per round over all seeds (:class:`SeedRounds`), so that a bar moves within the first seed.
 """
@@ -30,6 +35,7 @@ from fedplan.bounds import fedsgd_dpc as zhou
 from fedplan.bounds.validation import check_int
 from fedplan.planner.schedule import Schedule
 from fedplan.planner.simulate.data import Dataset
+from fedplan.planner.simulate.dpscd import make_dual_problem, run_dpscd
 from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 from fedplan.planner.simulate.problem import make_problem
 from fedplan.planner.simulate.records import _accountant_for, merge_releases
@@ -51,7 +57,12 @@ __all__ = ["ENGINES", "SeedRounds", "engine_of", "validate_fedsgd_dpc_schedule",
 
 #: The recipes of :data:`planner.recipes.RECIPES` whose plan runs on an engine here, and the engine's name.
 ENGINES = {"increasing-sizes": "van Dijk et al.'s Algorithms 1-4 (planner.simulate.vandijk)",
-           "fedsgd-dpc": "Zhou et al.'s FedSGD-DPC (planner.simulate.fedsgd_dpc)"}
+           "fedsgd-dpc": "Zhou et al.'s FedSGD-DPC (planner.simulate.fedsgd_dpc)",
+           "dpscd": "Damaskinos's DP-SCD (planner.simulate.dpscd)"}
+#: The regularisation λ of a DP-SCD plan's run: the thesis's logistic preset (planner.simulate.dpscd.DPSCD_PRESETS).
+DPSCD_REGULARIZATION = 0.01
+#: The samplings a DP-SCD plan may account, and the engine's name for each.
+DPSCD_SAMPLINGS = {"poisson": "poisson", "fixed_size": "fixed"}
 
 
 class SeedRounds:
@@ -73,14 +84,18 @@ class SeedRounds:
 
 def engine_of(schedule: Schedule) -> str:
     """The recipe whose engine runs ``schedule``: ``increasing-sizes`` (per-round sample sizes and a Gaussian noise
-    multiplier) or ``fedsgd-dpc`` (clients per round and a Laplace scale); ``ValueError`` for any other plan."""
+    multiplier), ``fedsgd-dpc`` (clients per round and a Laplace scale) or ``dpscd`` (a DP-SCD plan's sample rate,
+    batch size and noise multiplier); ``ValueError`` for any other plan."""
     columns = set(schedule.change_points[0][1])
+    if schedule.metadata.get("recipe") == "dpscd" and {"sample_rate", "batch_size", "noise_multiplier"} <= columns:
+        return "dpscd"
     if {"sample_size", "noise_multiplier"} <= columns and schedule.privacy.get("mechanism") == "gaussian":
         return "increasing-sizes"
     if {"clients_per_round", "laplace_scale"} <= columns:
         return "fedsgd-dpc"
     raise ValueError(f"schedule must be a plan of one of the recipes {', '.join(ENGINES)} (sample_size and "
-                     "noise_multiplier, or clients_per_round and laplace_scale per round); got the columns "
+                     "noise_multiplier, or clients_per_round and laplace_scale per round, or sample_rate, "
+                     "batch_size and noise_multiplier with metadata recipe = dpscd); got the columns "
                      f"{', '.join(sorted(columns))}: no engine runs this plan")
 
 
@@ -207,12 +222,65 @@ def validate_fedsgd_dpc_schedule(*, schedule: Schedule, dataset: Dataset, client
                             notes=notes, hypotheses=tuple(final.hypotheses))
 
 
+def validate_dpscd_schedule(*, schedule: Schedule, dataset: Dataset, clipping_norm: float, seeds=(0,),
+                            progress=None, evaluations: int = 20) -> ValidationReport:
+    """Run a dpscd plan's schedule on ``seeds`` (module docstring) over ``dataset``, the plan's N examples (all
+    training, a binary task). ``progress(done, total)`` is called per iteration over all seeds."""
+    seeds = _seeds(seeds)
+    privacy = schedule.privacy
+    sampling = privacy.get("sampling")
+    if sampling not in DPSCD_SAMPLINGS:
+        raise ValueError(f"sampling must be one the DP-SCD engine executes ({', '.join(DPSCD_SAMPLINGS)}) to validate "
+                         f"this plan; the plan accounts {sampling!r}: plan again with one of them")
+    examples = int(privacy["dataset_size"])
+    if dataset.X_train.shape[0] != examples:
+        raise ValueError(f"the data must be the plan's {examples} examples; got {dataset.X_train.shape[0]}: give the "
+                         "plan's data")
+    if dataset.task != "binary":
+        raise ValueError(f"dataset must be a binary task to validate a DP-SCD plan (its run trains a logistic model); "
+                         f"{dataset.name!r} is {dataset.task}: plan on binary data")
+    (_, values), = schedule.change_points
+    batch, sigma, steps = int(values["batch_size"]), float(values["noise_multiplier"]), schedule.rounds
+    problem = make_dual_problem(dataset=dataset, loss="logistic", regularization=DPSCD_REGULARIZATION)
+    delta, relation = privacy["delta"], privacy["neighboring_relation"]
+    counter = SeedRounds(progress, steps, len(seeds))
+    runs = _each_seed(seeds, lambda seed: run_dpscd(
+        problem=problem, batch_size=batch, steps=steps, clipping_norm=clipping_norm, noise_multiplier=sigma,
+        seed=seed, sampling=DPSCD_SAMPLINGS[sampling], eval_every=max(1, steps // evaluations), delta=delta,
+        accountant="rdp", progress=counter.round_done), counter)
+    planned = accounting.get_epsilon(sample_rate=batch / examples, noise_multiplier=sigma, steps=steps, delta=delta,
+                                     accountant="rdp", sampling=sampling, neighboring_relation=relation,
+                                     dataset_size=None if sampling == "poisson" else examples)
+    where = f"both RDP at delta = {delta:.4g}, {sampling} sampling executed and accounted"
+    claims = (
+        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned.epsilon,
+                     "bounds.accounting on the executed releases vs the plan's schedule", where),
+        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
+               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
+               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
+    )
+    table = _curve_rows(runs, "loss", None)  # the primal objective P(theta) on the plan's data
+    notes = (f"The plan's schedule ran as exported: T = {steps} iterations of batches of L = {batch} of N = {examples}"
+             f" examples ({sampling} sampling), noise multiplier {sigma:g}, clipping norm C = {clipping_norm:g}, on "
+             f"the logistic loss with lambda = {DPSCD_REGULARIZATION:g}; the loss curve is the primal objective on "
+             "all the plan's data.",
+             "Theorem 7's convergence recursion (Damaskinos L1498) is for the ridge loss: this run is checked for "
+             "privacy only.")
+    return ValidationReport(algorithm="dpscd-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=notes)
+
+
 def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds, progress=None,
-                      **vandijk_options) -> ValidationReport:
-    """The validation of ``schedule`` by the engine of its recipe (:func:`engine_of`); ``vandijk_options``
-    (clipping_norm, learning_rate, decay, step_rule) go to the van Dijk engine only."""
-    if engine_of(schedule) == "increasing-sizes":
+                      **options) -> ValidationReport:
+    """The validation of ``schedule`` by the engine of its recipe (:func:`engine_of`); ``options`` (clipping_norm,
+    learning_rate, decay, step_rule) go to the van Dijk engine, the clipping norm alone to DP-SCD's (fedsgd-dpc runs
+    its plan's)."""
+    engine = engine_of(schedule)
+    if engine == "increasing-sizes":
         return validate_vandijk_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
-                                         progress=progress, **vandijk_options)
+                                         progress=progress, **options)
+    if engine == "dpscd":
+        return validate_dpscd_schedule(schedule=schedule, dataset=dataset, seeds=seeds, progress=progress,
+                                       clipping_norm=options["clipping_norm"])
     return validate_fedsgd_dpc_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
                                         progress=progress)

@@ -50,7 +50,7 @@ class ValidatePlan(Request):
     """A plan's schedule run on its recipe's engine over the plan's data and clients, on several seeds."""
 
     command: ClassVar = ("validate", "plan")
-    summary: ClassVar = "run exactly a plan's exported schedule (increasing-sizes or fedsgd-dpc) and check its claims"
+    summary: ClassVar = "run exactly a plan's schedule (increasing-sizes, fedsgd-dpc or dpscd) and check its claims"
 
     schedule: str | None = text(None, help=SCHEDULE_HELP + ", written by fedplan plan --out", metavar="FILE")
     plan_schedule: Schedule | None = api_value(help="API only: the plan's Schedule itself (instead of schedule)",
@@ -65,8 +65,9 @@ class ValidatePlan(Request):
                                           checker=Plan.__dataclass_fields__["labels"].metadata["option"].checker)
     clients: int = count(5, help="the plan's number of clients N", low=1)
     seeds: tuple[int, ...] = seeds_field((0, 1))
-    clipping_norm: float = clipping_norm_field(0.1, help="increasing-sizes: per-example clipping norm C (ℓ2); the "
-                                               "plan's σ is noise std / C (fedsgd-dpc runs its plan's ξ₁)")
+    clipping_norm: float = clipping_norm_field(0.1, help="increasing-sizes and dpscd: per-example clipping norm C "
+                                               "(ℓ2; DP-SCD bounds each coordinate update by C); the plan's σ is "
+                                               "noise std / C (fedsgd-dpc runs its plan's ξ₁)")
     learning_rate: float = learning_rate_field(0.15, help="increasing-sizes, where the schedule has no learning_rate: "
                                                "η0 of η_t = η0/(1+βt) (van Dijk Table 2, L1852)")
     decay: float = real(0.001, help="increasing-sizes: β of η_t = η0/(1+βt) or η0/(1+β√t)", low=0.0)
@@ -96,6 +97,10 @@ class ValidatePlan(Request):
         example), then T rounds of b replies over a client's data (:data:`EXAMPLES_PER_UPDATE` examples an update)."""
         schedule, runs = self.loaded(), len(self.seeds)
         rows = schedule.rows()
+        if engine_of(schedule) == "dpscd":  # each iteration updates L coordinates and the shared vector
+            batch = int(rows[0]["batch_size"])
+            return (schedule.rounds * batch * runs,
+                    f"the plan's T={schedule.rounds} iterations × L={batch} coordinates × {runs} seeds")
         if engine_of(schedule) == "increasing-sizes":
             per_client = sum(int(row["sample_size"]) for row in rows)
             return (per_client * self.clients * runs,

@@ -294,13 +294,30 @@ def test_validate_this_plan_on_zhou_plots_the_distance_against_the_plans_bound(p
     assert not planner.exception and planner.warning[0].value.startswith("Out of date (inputs changed)")
 
 
-def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
+def test_validate_this_plan_on_dpscd_runs_its_iterations_batches_and_noise(planner, monkeypatch):
+    """DP-SCD's plan was "not available" to validate; its schedule now runs on the DP-SCD engine (L = 16 of the
+    50 000 examples, T = 7 812 iterations, the tight σ), with the clipping norm as an input."""
+    files = capture_downloads(monkeypatch)
     planner.selectbox(key="planner_recipe").set_value("dpscd").run()
+    sigma = json.loads(files["fedplan_dpscd.json"]())["change_points"][0]["noise_multiplier"]
+    assert [box.label for box in planner.text_input][-1] == "Clipping norm C (bound on each coordinate update)"
+    assert any(text.startswith("This run: about 249,984 client updates (the plan's T=7812 iterations × L=16 "
+                               "coordinates × 2 seeds)") for text in validation_captions(planner))
+    planner.button(key="planner_validation_run").click().run()
     assert not planner.exception and not planner.error
-    assert ("Validating this plan is not available for Damaskinos: DP-SCD noise calibration: its simulation (fedplan "
-            "simulate dpscd) takes its own parameters, not a plan's schedule; validating a plan covers van Dijk et "
-            "al.: increasing sample sizes and Zhou et al.: optimal T and b (FedSGD-DPC).") in validation_captions(
-        planner)
+    assert planner.success[0].value == "PASS: the run meets every claim (2)."
+    exported = json.loads(files["fedplan_dpscd_validation.json"]())
+    assert [run["noise"] for run in exported["runs"]] == [{"noise_multiplier": [sigma]}] * 2  # the plan's σ ran
+    assert any(text.startswith("No bound line on the loss: the DP-SCD plan's guarantee is its privacy")
+               for text in validation_captions(planner))
+
+
+def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
+    planner.selectbox(key="planner_recipe").set_value("mapa").run()
+    assert not planner.exception and not planner.error
+    assert any(text.startswith("Validating this plan is not available for Li et al.") and text.endswith(
+        "validating a plan covers van Dijk et al.: increasing sample sizes, Zhou et al.: optimal T and b "
+        "(FedSGD-DPC) and Damaskinos: DP-SCD noise calibration.") for text in validation_captions(planner))
     assert not [button for button in planner.button if button.label == "Validate this plan"]
 
 

@@ -84,7 +84,7 @@ def test_a_plan_over_its_budget_fails_and_the_wrong_clients_or_engine_are_refuse
     dpscd = Schedule.from_rows([{"sample_rate": 0.01, "batch_size": 16, "noise_multiplier": 1.0}] * 3,
                                privacy=PRIVACY)
     with pytest.raises(ValueError, match="^schedule must be a plan of one of the recipes increasing-sizes, "
-                                         "fedsgd-dpc .* no engine runs this plan$"):
+                                         "fedsgd-dpc, dpscd .*metadata recipe = dpscd.* no engine runs this plan$"):
         engine_of(dpscd)
 
 
@@ -127,3 +127,51 @@ def test_validate_vandijk_reports_progress_within_a_seed():
     request.run(progress=lambda *call: calls.append(call))
     rounds = calls[-1][1] // 2
     assert rounds > 1 and calls[0] == (1, 2 * rounds) and (rounds // 2, 2 * rounds) in calls
+
+
+@pytest.fixture(scope="module")
+def dpscd_plan():
+    return Plan(recipe="dpscd", target_epsilon=1.0, n_samples=2000, n_features=4).run().result.schedule
+
+
+def test_a_dpscd_plan_runs_its_own_iterations_batches_and_noise(dpscd_plan, data):
+    """The DP-SCD plan (L = 16 of N = 2000, T = ⌊2.5·2000/16⌋ = 312, the tight σ) runs as written: the run's
+    iterations, batch and σ are the schedule's, and its RDP ledger is dp-accounting's RDP of those releases."""
+    from dp_accounting import dp_event, rdp
+
+    from fedplan.planner.plan_validation import validate_dpscd_schedule
+
+    assert engine_of(dpscd_plan) == "dpscd" and dpscd_plan.rounds == 312
+    (_, values), = dpscd_plan.change_points
+    ticks = []
+    report = validate_dpscd_schedule(schedule=dpscd_plan, dataset=data, clipping_norm=0.1, seeds=(0, 1),
+                                     progress=lambda done, total: ticks.append((done, total)))
+    assert [claim.verdict for claim in report.claims] == ["PASS", "PASS"]
+    for run in report.runs:
+        assert (run.config["steps"], run.config["batch_size"]) == (312, 16)
+        assert run.config["noise_multiplier"] == values["noise_multiplier"] and run.config["sampling"] == "poisson"
+    accountant = rdp.RdpAccountant()
+    accountant.compose(dp_event.PoissonSampledDpEvent(16 / 2000, dp_event.GaussianDpEvent(values["noise_multiplier"])),
+                       312)
+    independent = accountant.get_epsilon(dpscd_plan.privacy["delta"])
+    assert report.claims[0].simulated <= independent * (1 + 1e-9)  # ours converts RDP at least as tightly
+    assert report.claims[0].simulated >= 0.9 * independent
+    assert report.claims[1].simulated == dpscd_plan.privacy["epsilon"] <= 1.0
+    assert ticks[-1] == (624, 624) and ticks[0][0] < 312  # per iteration over both seeds
+    assert {row["quantity"] for row in report.table} == {"loss"}
+    ours = ValidatePlan(plan_schedule=dpscd_plan, n_samples=2000, n_features=4, seeds=(0,)).run()
+    assert ours.values["claims"][0]["verdict"] == "PASS"
+
+
+def test_a_dpscd_plan_is_refused_for_a_sampling_or_data_its_run_cannot_keep(dpscd_plan, data):
+    from fedplan.planner.plan_validation import validate_dpscd_schedule
+
+    shuffled = Schedule(rounds=dpscd_plan.rounds, change_points=dpscd_plan.change_points,
+                        metadata=dpscd_plan.metadata, privacy={**dpscd_plan.privacy, "sampling": "shuffle"})
+    with pytest.raises(ValueError, match=r"^sampling must be one the DP-SCD engine executes \(poisson, fixed_size\) "
+                                         r"to validate this plan; the plan accounts 'shuffle'"):
+        validate_dpscd_schedule(schedule=shuffled, dataset=data, clipping_norm=0.1)
+    three = Dataset(name="iris", task="multiclass", X_train=data.X_train, y_train=data.y_train % 3,
+                    X_test=data.X_test, y_test=data.y_test)
+    with pytest.raises(ValueError, match="^dataset must be a binary task to validate a DP-SCD plan"):
+        validate_dpscd_schedule(schedule=dpscd_plan, dataset=three, clipping_norm=0.1)
