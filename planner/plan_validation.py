@@ -115,6 +115,21 @@ def _clients_of_the_plan(dataset: Dataset, clients: int, client_size: int) -> No
                          "clients")
 
 
+def _privacy_claims(runs, planned_epsilon: float, privacy: dict, accountant: str) -> tuple:
+    """A plan's two privacy claims: the runs' ε of their executed releases ≤ ``planned_epsilon`` (the plan's
+    schedule by the same ``accountant``: the run made no more releases than planned), and the plan's own ε ≤ its
+    budget (its privacy block)."""
+    delta, sampling = privacy["delta"], privacy["sampling"]
+    where = f"both {accountant.upper()} at delta = {delta:.4g}, {sampling} sampling executed and accounted"
+    return (
+        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned_epsilon,
+                     "bounds.accounting on the executed releases vs the plan's schedule", where),
+        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
+               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
+               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
+    )
+
+
 def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, clipping_norm: float,
                               learning_rate: float, decay: float = 0.0, step_rule: str = "inverse", seeds=(0,),
                               progress=None, **run_options) -> ValidationReport:
@@ -153,15 +168,7 @@ def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
         segments=merge_releases([(row["sample_rate"], row["noise_multiplier"]) for row in rows]), delta=delta,
         accountant=accountant, sampling=sampling, neighboring_relation=relation,
         dataset_size=None if sampling == "poisson" else client_size)
-    where = f"both {accountant.upper()} at delta = {delta:.4g}, {sampling} sampling executed and accounted"
-    claims = (
-        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned.epsilon,
-                     "bounds.accounting on the executed releases vs the plan's schedule", where),
-        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
-               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
-               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
-        _lemma3_claim(runs, sizes, clients),
-    )
+    claims = (*_privacy_claims(runs, planned.epsilon, privacy, accountant), _lemma3_claim(runs, sizes, clients))
     table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + _delay_rows(runs[0])
     notes = (f"The plan's schedule ran as exported: {schedule.rounds} rounds, s_i = {min(sizes)}..{max(sizes)}, "
              f"noise multiplier {inputs['noise_multiplier'][0]:g}, {clients} clients of N_c = {client_size}; all "
@@ -251,14 +258,7 @@ def validate_dpscd_schedule(*, schedule: Schedule, dataset: Dataset, clipping_no
     planned = accounting.get_epsilon(sample_rate=batch / examples, noise_multiplier=sigma, steps=steps, delta=delta,
                                      accountant="rdp", sampling=sampling, neighboring_relation=relation,
                                      dataset_size=None if sampling == "poisson" else examples)
-    where = f"both RDP at delta = {delta:.4g}, {sampling} sampling executed and accounted"
-    claims = (
-        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned.epsilon,
-                     "bounds.accounting on the executed releases vs the plan's schedule", where),
-        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
-               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
-               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
-    )
+    claims = _privacy_claims(runs, planned.epsilon, privacy, "rdp")
     table = _curve_rows(runs, "loss", None)  # the primal objective P(theta) on the plan's data
     notes = (f"The plan's schedule ran as exported: T = {steps} iterations of batches of L = {batch} of N = {examples}"
              f" examples ({sampling} sampling), noise multiplier {sigma:g}, clipping norm C = {clipping_norm:g}, on "
