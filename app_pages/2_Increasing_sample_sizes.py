@@ -95,15 +95,16 @@ def nearest_value(request: VandijkSelect, name: str) -> float | None:
                             end=search_end(request, name), integer=integer, time_budget=SEARCH_SECONDS)
 
 
-def nearest_offers(request: VandijkSelect, groups: tuple[tuple[str, ...], ...]) -> tuple[dict, list[str]]:
+@st.cache_data(show_spinner=False, max_entries=64)
+def nearest_offers(fields: tuple, groups: tuple[tuple[str, ...], ...], _request: VandijkSelect) -> tuple[dict, list]:
     """The nearest value with a plan of each control of the first group that has any (:func:`nearest_value`), and
-    the controls searched."""
+    the controls searched (cached on the request's fields and the groups)."""
     offers, names = {}, []
     for group in groups:
         if offers:
             break
         names += group
-        found = {name: nearest_value(request, name) for name in group}
+        found = {name: nearest_value(_request, name) for name in group}
         offers = {name: value for name, value in found.items() if value is not None}
     return offers, names
 
@@ -139,10 +140,9 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     plain = None if field is not None else plain_reason(fields, request, error)
     st.subheader("No plan for these inputs")
     groups = tuple(tuple(group) for group in searched_controls(request))
-    # each search may take SEARCH_SECONDS: in the background, with progress, the page live meanwhile
-    offers, names = background.answer(("vandijk-nearest", fields, groups), lambda: nearest_offers(request, groups),
-                                      kind="vandijk_nearest", label="Looking for the nearest inputs with a plan") \
-        or ({}, [])
+    # in the script run, so that the refusal under the box names the nearest value at once (each search is cached)
+    with st.spinner("Looking for the nearest inputs with a plan…"):
+        offers, names = nearest_offers(fields, groups, request)
     last = st.session_state.get(LAST_PLANNED)
     changed = changed_field(request.inputs(), None if last is None else last.inputs())
     if plain is not None and changed in form.slots:  # the box just changed, its value, and what to do
@@ -160,7 +160,7 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
                           on_click=st.session_state.__setitem__, args=(key(name), as_text(value)),
                           help=f"the {word} {LABELS[name]} whose plan claims a δ below one round's total variation "
                                f"(so ε > 0 at it); a value a little nearer may plan with a weaker claim")
-    missing = [LABELS[name] for name in names if name not in offers]  # none while the search runs
+    missing = [LABELS[name] for name in names if name not in offers]
     if missing:
         st.caption(f"No value of {', '.join(missing)} alone gives a plan (searched up to σ = 1e8, down to K = s₀ "
                    f"and p = 0.01, {SEARCH_SECONDS:g} s each); change ε, r0 or two controls at once.")

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fedplan.app_pages import background
-from fedplan.app_pages.widgets import Form, answer_in_background, as_text, kept_answer, labelled, report
+from fedplan.app_pages.widgets import Form, as_text, labelled, report
 from fedplan.bounds import byzantine, dpscd
 from fedplan.planner import damaskinos
 from fedplan.planner.display import accountant_label
@@ -33,8 +32,6 @@ DPSCD_ACCOUNTANT = "rdp"
 EPSILON_KEY, EPOCHS_KEY, BATCH_KEY, THRESHOLD_KEY = "dpscd-epsilon", "dpscd-epochs", "dpscd-batch", "tau-thres"
 MAX_STALENESS = damaskinos.MAX_STALENESS
 SAMPLING = "Poisson sampling at rate q = L/N, add/remove-one neighbours"
-#: The last DP-SCD request that gave a plan (in view, marked, while a new one is computed).
-LAST_PLAN = "dpscd_last_plan"
 
 
 def rounded_up(value: float) -> str:
@@ -57,15 +54,16 @@ def noise_text(value: float) -> str:
     return f"{math.ceil(value / unit) * unit:.6g}"
 
 
-def sigma_by_batch(request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
+@st.cache_data(show_spinner="Calibrating σ per batch size", max_entries=16)
+def sigma_by_batch(fields: tuple, _request: DpscdCalibrate) -> tuple[pd.DataFrame, tuple[int, ...]]:
     """σ of the request at every batch size of the grid (and its own) under RDP and the authors' MA128 (None where
-    MA128 certifies nothing); and the batch sizes left out because they give no iteration (T = ⌊E·N/L⌋ = 0).
-    Computed in the background (eight calibrations: 0.1–0.3 s)."""
-    batches = sorted({batch for batch in BATCH_GRID if batch <= request.examples} | {request.batch_size})
+    MA128 certifies nothing), cached on the request; and the batch sizes left out because they give no iteration
+    (T = ⌊E·N/L⌋ = 0)."""
+    batches = sorted({batch for batch in BATCH_GRID if batch <= _request.examples} | {_request.batch_size})
     rows, empty = [], []
     for batch in batches:
         try:
-            answer = replace(request, batch_size=batch).run()
+            answer = report(replace(_request, batch_size=batch))
         except ValueError:  # T = 0 at this batch size (the request's own batch has T >= 1)
             empty.append(batch)
             continue
@@ -146,13 +144,10 @@ def dpscd_tab() -> None:
         form.field("epochs", "Epochs E", default="50", key=EPOCHS_KEY)
         form.field("batch_size", "Batch size L (marked on the chart)", default="1000", key=BATCH_KEY)
         request = form.build(accountant=DPSCD_ACCOUNTANT)
-    with right:
-        computed = answer_in_background(form, request, "Calibrating σ")
-    if computed.report is not None or computed.pending:
-        answer, request = kept_answer(LAST_PLAN, computed.report, request, pending=computed.pending, where=right)
-        if answer is None:
-            return
-    else:
+    # computed in the script run (0.1-0.3 s), not in app_pages/background.py: a progress fragment inside a tab,
+    # rerunning the page when done, left the tabs' keyed boxes empty in the browser on a fresh server's first visit
+    answer = form.answer(request)
+    if answer is None:
         with left:
             dpscd_fixes(form)
         with right:
@@ -170,11 +165,8 @@ def dpscd_tab() -> None:
             st.caption(f"One iteration: E·N/L = {answer['epochs'] * answer['examples'] / answer['batch_size']:.3g} "
                        "rounds down to T = 1, one noisy batch over the data.")
         fields = tuple(request.inputs().items())
-        curve = background.answer(("dpscd-sigma", fields), lambda: sigma_by_batch(request), kind="dpscd_sigma",
-                                  label="Calibrating σ per batch size")
-        frame, empty = curve if curve is not None else (None, ())
-        if frame is not None:
-            st.vega_lite_chart(spec=sigma_chart(request.batch_size, frame), width="stretch")
+        frame, empty = sigma_by_batch(fields, request)
+        st.vega_lite_chart(spec=sigma_chart(request.batch_size, frame), width="stretch")
         if empty:
             st.caption(f"Not drawn: L = {', '.join(f'{batch:,}' for batch in empty)} give no iteration at "
                        f"E = {request.epochs:g} (T = ⌊E·N/L⌋ = 0).")
@@ -185,9 +177,8 @@ def dpscd_tab() -> None:
         for column, (index, name) in zip(downloads, ((0, "JSON"), (1, "CSV")), strict=False):
             column.download_button(f"Schedule {name}", lambda i=index: schedule_texts(fields, request)[i],
                                    file_name=f"dpscd_schedule.{name.lower()}", on_click="ignore")
-        if frame is not None:
-            downloads[2].download_button("σ by batch size CSV", lambda: frame.to_csv(index=False),
-                                         file_name="dpscd_sigma.csv", on_click="ignore")
+        downloads[2].download_button("σ by batch size CSV", lambda: frame.to_csv(index=False),
+                                     file_name="dpscd_sigma.csv", on_click="ignore")
 
 
 def dampening_chart(frame: pd.DataFrame) -> dict:

@@ -112,9 +112,11 @@ def check_grid_size(segments, spacing: float, epsilon_scale: float) -> None:
                                   f"(limit {MAX_GRID_POINTS:.0e})")
 
 
-#: Seconds dp-accounting takes per grid point to build one subsampled-Gaussian step (measured 1.4e-6 to 1.2e-5 on
-#: two cores: 32 s for the 2.9e6 points of q = 1/840, σ = 0.017 at spacing 8e-4, a build no deadline interrupts).
-SECONDS_PER_STEP_POINT = 6e-6
+#: Seconds dp-accounting takes per grid point to build one subsampled-Gaussian step, at the low end of what was
+#: measured (1.4e-6 to 1.2e-5 on two cores: 32 s for the 2.9e6 points of q = 1/840, σ = 0.017 at spacing 8e-4, a
+#: build no deadline interrupts), so that only a build sure to overrun is refused (:func:`grid_width` can
+#: overestimate the points twofold).
+SECONDS_PER_STEP_POINT = 3e-6
 
 
 def check_build_time(points: float) -> None:

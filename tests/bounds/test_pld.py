@@ -298,7 +298,7 @@ def test_windows_of_one_part_are_dp_accountings_self_convolve_bounds():
 
 def test_a_step_too_slow_to_build_in_the_time_left_is_refused_before_it_is_built():
     # dp-accounting built the 2.9e6 points of q = 1/840, σ = 0.017 at spacing 8e-4 in 32 s, and nothing interrupts a
-    # build: a deadline 5 s away refused it only after. Now the estimate (about 17 s) refuses it at once.
+    # build: a deadline 5 s away refused it only after. Now the estimate (about 8.7 s) refuses it at once.
     start = time.monotonic()
     with pld.deadline_for(start + 5), pytest.raises(pld.OutOfTimeError, match=r"one step's PLD \(2\.9e\+06 grid"):
         pld._single_step(1 / 840, 0.0169352, 8e-4)

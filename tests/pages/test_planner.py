@@ -162,7 +162,7 @@ def test_planner_shows_only_the_inputs_the_recipe_reads(planner):
     assert not planner.exception and not planner.error
     assert [box.label for box in planner.text_input] == [
         "Privacy budget ε", "δ", "Examples", "Features", "Compute budget: passes over the data (epochs)",
-        "Batch size"]
+        "Batch size", "Seeds to run", "Clipping norm C (bound on each coordinate update)"]  # the last two: validation
     assert "This recipe does not use: Clients." in [caption.value for caption in planner.caption]
     planner.selectbox(key="planner_recipe").set_value("fedsgd-dpc").run()
     assert not planner.exception and not planner.error

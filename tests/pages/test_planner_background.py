@@ -145,8 +145,8 @@ def test_the_accountant_accounts_and_calibrates_in_the_background(monkeypatch):
 
 
 def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
-    """The increasing-sizes plan is computed in a server thread (the earlier plan in view, marked), and so is the
-    search for the nearest inputs with a plan (up to 4 s per control)."""
+    """The increasing-sizes plan is computed in a server thread (the earlier plan in view, marked); a refused plan
+    then offers the nearest σ with a plan."""
     from collections import OrderedDict
 
     from fedplan.planner.tasks.vandijk import VandijkSelect
@@ -164,37 +164,11 @@ def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
     _wait("VandijkSelect", ("noise_multiplier", 10.0))
     page.run()
     assert not _progress(page, "Selecting") and metric(page, "Rounds") != "185 / 185"
-    page.text_input(key="vandijk_noise_multiplier").set_value("3").run()  # no plan: σ = 5.87 is searched for
-    deadline, searching = time.monotonic() + 60, False
-    while _progress(page, "Looking for the nearest inputs") or _progress(page, "Selecting"):
-        searching = searching or bool(_progress(page, "Looking for the nearest inputs"))
-        assert time.monotonic() < deadline, "the search did not finish"
-        time.sleep(0.1)
-        page.run()
-    assert searching and [button.label for button in page.button] == ["σ = 5.87"]
-
-
-def test_dpscd_calibrates_in_the_background(monkeypatch):
-    """The DP-SCD tab calibrates σ, and σ at each batch size of its chart, in a server thread: the earlier answer
-    stays in view, marked, then the new one comes with its chart."""
-    from collections import OrderedDict
-
-    from fedplan.planner.tasks.damaskinos import DpscdCalibrate
-
-    monkeypatch.setattr(background, "_WORK", OrderedDict())
-    page = open_page("6_Damaskinos.py")
-    before = metric(page, "σ (RDP")
-    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
-    release = _held(monkeypatch, DpscdCalibrate)
-    page.text_input(key="dpscd-epsilon").set_value("0.5").run()
-    assert not page.exception and _progress(page, "Calibrating σ")
-    assert metric(page, "σ (RDP") == before
-    assert page.info[0].value == "The answer below is for the earlier inputs: the new one is being computed (above)."
-    release.set()
+    page.text_input(key="vandijk_noise_multiplier").set_value("3").run()  # no plan: refused in the background
     deadline = time.monotonic() + 60
-    while _progress(page, "Calibrating σ"):
-        assert time.monotonic() < deadline, "the calibration did not finish"
+    while _progress(page, "Selecting"):
+        assert time.monotonic() < deadline, "the refusal did not come"
         time.sleep(0.1)
         page.run()
-    assert float(metric(page, "σ (RDP")) < float(before) and not page.info
-    assert any(chart.proto.datasets for chart in page.get("arrow_vega_lite_chart") + page.get("vega_lite_chart"))
+    assert [button.label for button in page.button] == ["σ = 5.87"]  # the nearest σ, searched in the script run
+
