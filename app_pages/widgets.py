@@ -314,11 +314,13 @@ def answer_in_background(form: Form, request: Request | None, label: str, *, rol
     type a page computes side by side (each has its own progress line; the same one would stop the other's work).
     A request holding data (:func:`_background_key`) is run in the script, under a spinner. A refusal is shown
     under the form unless ``show_error`` is False (the page words it itself)."""
-    key = None if request is None else _background_key(request)
+    if request is None:
+        return Background(None)
+    key = _background_key(request)
     try:
         if key is None:
             with st.spinner(f"{label}…"):
-                return Background(None if request is None else report(request))
+                return Background(report(request))
         found = background.answer(key, request.run, kind=f"form_{key[1]}{role}", label=label)
     except ValueError as error:
         if show_error:

@@ -115,6 +115,15 @@ def _clients_of_the_plan(dataset: Dataset, clients: int, client_size: int) -> No
                          "clients")
 
 
+def _executed_sampling(privacy: dict, executed, engine: str) -> str:
+    """The sampling a plan accounted (its privacy block), refused unless the ``engine`` executes it (``executed``)."""
+    sampling = privacy.get("sampling")
+    if sampling not in executed:
+        raise ValueError(f"sampling must be one the {engine} engine executes ({', '.join(executed)}) to validate this "
+                         f"plan; the plan accounts {sampling!r}: plan again with one of them")
+    return sampling
+
+
 def _privacy_claims(runs, planned_epsilon: float, privacy: dict, accountant: str) -> tuple:
     """A plan's two privacy claims: the runs' ε of their executed releases ≤ ``planned_epsilon`` (the plan's
     schedule by the same ``accountant``: the run made no more releases than planned), and the plan's own ε ≤ its
@@ -141,10 +150,7 @@ def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
     """
     seeds = _seeds(seeds)
     privacy = schedule.privacy
-    sampling = privacy.get("sampling")
-    if sampling not in VANDIJK_SAMPLINGS:
-        raise ValueError(f"sampling must be one the van Dijk engine executes ({', '.join(VANDIJK_SAMPLINGS)}) to "
-                         f"validate this plan; the plan accounts {sampling!r}: plan again with one of them")
+    sampling = _executed_sampling(privacy, VANDIJK_SAMPLINGS, "van Dijk")
     client_size = int(privacy["dataset_size"])
     _clients_of_the_plan(dataset, clients, client_size)
     rows = schedule.rows()
@@ -235,10 +241,7 @@ def validate_dpscd_schedule(*, schedule: Schedule, dataset: Dataset, clipping_no
     training, a binary task). ``progress(done, total)`` is called per iteration over all seeds."""
     seeds = _seeds(seeds)
     privacy = schedule.privacy
-    sampling = privacy.get("sampling")
-    if sampling not in DPSCD_SAMPLINGS:
-        raise ValueError(f"sampling must be one the DP-SCD engine executes ({', '.join(DPSCD_SAMPLINGS)}) to validate "
-                         f"this plan; the plan accounts {sampling!r}: plan again with one of them")
+    sampling = _executed_sampling(privacy, DPSCD_SAMPLINGS, "DP-SCD")
     examples = int(privacy["dataset_size"])
     if dataset.X_train.shape[0] != examples:
         raise ValueError(f"the data must be the plan's {examples} examples; got {dataset.X_train.shape[0]}: give the "
