@@ -905,6 +905,9 @@ def gaussian_accountant_choice(*, problem: Problem, epsilon, delta, clipping_nor
     q = check_real("sample_rate", sample_rate, low=0.0, high=1.0, low_open=True)
     t_max = check_int("max_rounds", max_rounds, low=0, high=accounting.MAX_STEPS)
     accountant = check_choice("accountant", accountant, accounting.ACCOUNTANTS)
+    smallest = 1e-150 / problem.total_size  # below it (q N)² underflows to 0 and the noise unit is infinite
+    if q < smallest:
+        raise ValueError(f"sample_rate must be in [{smallest:.3g}, 1] for {problem.total_size:g} examples; got {q!r}")
     e1, e2 = _gaussian_e1_e2_without_noise(problem, q)
     noise_unit = 4.0 / problem.strong_convexity**2 * problem.model_dim * xi**2 / (q * problem.total_size) ** 2
     pairs = sorted(set(zip(eps.tolist(), deltas.tolist(), strict=True)))

@@ -414,3 +414,12 @@ def test_gaussian_accountant_choice_is_the_brute_force_optimum():
     assert choice.bound == pytest.approx(best[0], rel=1e-12)
     assert (choice.rounds, choice.clients_per_round) == best[1:3] and choice.noise_multipliers == (best[3],) * 3
     assert choice.replies == -(-choice.rounds * choice.clients_per_round // 3)
+
+
+def test_a_sample_rate_whose_square_underflows_is_refused_by_name():
+    # Fuzz seed 3185189535: q = 2.2e-308 made (q N)² underflow to 0, a ZeroDivisionError in the noise unit.
+    from fedplan.planner.tasks.validate import ValidateFedsgdDpc
+
+    with pytest.raises(ValueError, match=r"^sample_rate must be in \[.*, 1\] for .* examples; got 2\.225"):
+        ValidateFedsgdDpc(test_fraction=0.0, rounds=79, sample_rate=2.225073858507202e-308, target_delta=0.5,
+                          n_features=6, seeds=(5, 1), target_epsilon=4.4537267172869655).run()
