@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fedplan.app_pages.widgets import Form, downloads, form_page
+from fedplan.app_pages.widgets import Form, downloads, form_page, kept_value
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.practice import DPSGD, Federated
 
@@ -23,7 +23,8 @@ GIVEN = ("a privacy budget ε (calibrate σ)", "a noise multiplier σ (report ε
 
 def budget_fields(form: Form, key: str) -> dict:
     """Target ε or σ, and δ: the one the user has, the other left out of the request."""
-    given = st.radio("I have", GIVEN, horizontal=True, key=f"{key}-given")
+    given = st.radio("I have", GIVEN, horizontal=True, key=f"{key}-given",
+                     index=GIVEN.index(kept_value(f"{key}-given", GIVEN[0])))
     if given == GIVEN[0]:
         form.field("target_epsilon", "Privacy budget ε", default="3", key=f"{key}-epsilon")
         leave_out = {"noise_multiplier": None}

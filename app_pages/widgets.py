@@ -136,11 +136,16 @@ def labelled(message: str, labels: dict[str, str]) -> str:
     return pattern.sub(name, message)
 
 
-def initial(key: str | None, **default) -> dict:
-    """A widget's default (``value=…`` or ``index=…``), or none when its session-state key already holds its value
-    (a one-click fix set it, or an earlier run): Streamlit warns about a widget "created with a default value but
-    also had its value set via the Session State API", and the session state's value is the one shown anyway."""
-    return {} if key is not None and key in st.session_state else default
+def kept_value(key: str | None, default: Any) -> Any:
+    """The value a widget shows: what its session-state key holds (an earlier run's value, or a one-click fix's),
+    else ``default``. Every run passes it to the widget as its default (``value=``, ``index=``): a widget drawn
+    without one after its first run reached the browser with an empty default, and a tab that had not kept the first
+    run's value (a rerun overtook the first run's drawing) showed its box empty while the server held the value; the
+    next change then sent ``''`` for it (tests/test_browser_errors.py). When a one-click fix has set the key, Streamlit
+    would log that the widget "was created with a default value but also had its value set via the Session State
+    API": ``global.disableWidgetStateDuplicationWarning`` (.streamlit/config.toml) turns that off, the state's value
+    being the one passed."""
+    return st.session_state[key] if key is not None and key in st.session_state else default
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -200,14 +205,13 @@ class Form:
         if choices is not None:
             draw = st.radio if widget == "radio" else st.selectbox
             extra = {"horizontal": True} if widget == "radio" else {}
-            index = choices.index(shown) if shown in choices else 0
-            value = draw(label, choices, help=option.help, format_func=format_func, key=key,
-                         **extra, **initial(key, index=index))
+            index = next((choices.index(value) for value in (kept_value(key, shown), shown) if value in choices), 0)
+            value = draw(label, choices, help=option.help, format_func=format_func, key=key, index=index, **extra)
         elif option.kind == "flag":
-            value = st.checkbox(label, help=option.help, key=key, **initial(key, value=bool(shown)))
+            value = st.checkbox(label, help=option.help, key=key, value=bool(kept_value(key, shown)))
         else:
             text = st.text_input(label, help=option.help, key=key,
-                                 **initial(key, value=shown if isinstance(shown, str) else as_text(shown)))
+                                 value=kept_value(key, shown if isinstance(shown, str) else as_text(shown)))
             try:
                 value = parse(name, option, text, optional=declared is None)
                 if limit is not None and value is not None:
@@ -223,7 +227,7 @@ class Form:
               high: int | None = None, key: str | None = None) -> int | None:
         """A page's own whole number that is no request field (e.g. how many seeds to run), parsed like a count and
         checked in [low, high]; None if refused (:meth:`build` then shows why)."""
-        text = st.text_input(label, help=help, key=key, **initial(key, value=default))
+        text = st.text_input(label, help=help, key=key, value=kept_value(key, default))
         self.labels[name] = box_name(label)
         try:
             value = check_int(name, parse(name, Option(kind="count", help=help), text), low=low, high=high)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedplan.bounds.composition import grouped_segments
+from fedplan.bounds.imports import import_lazily
 
 #: Relative accuracy the adaptive spacing aims for (the issue promises 0.1 %; half is a margin).
 DEFAULT_RELATIVE_TOLERANCE = 5e-4
@@ -129,6 +130,15 @@ def check_build_time(points: float) -> None:
                              "past the time budget")
 
 
+def import_libraries() -> None:
+    """Import dp-accounting's PLD modules and scipy's ``fft`` and ``signal`` (:func:`bounds.imports.import_lazily`):
+    on first use, as they take about a second that RDP-only answers never need; every function here that needs them
+    calls this first."""
+    for name in ("dp_accounting.pld.pld_pmf", "dp_accounting.pld.privacy_loss_distribution", "scipy.fft",
+                 "scipy.signal"):
+        import_lazily(name)
+
+
 @functools.lru_cache(maxsize=16)
 def _single_step(sample_rate: float, noise_multiplier: float, spacing: float,
                  neighboring_relation: str = "add_or_remove_one"):
@@ -140,6 +150,7 @@ def _single_step(sample_rate: float, noise_multiplier: float, spacing: float,
     the deadline of the work in progress is refused first (:func:`check_build_time`).
     """
     check_build_time(grid_width([(sample_rate, noise_multiplier, 1)], 0.0) / spacing)
+    import_libraries()
     from dp_accounting import NeighboringRelation
     from dp_accounting.pld import privacy_loss_distribution
 
@@ -163,6 +174,7 @@ def from_masses(spacing: float, remove: tuple[int, np.ndarray, float],
     """A pessimistic dp-accounting PLD from dense arrays: each side is (index of the first mass, masses at the losses
     index × spacing, mass at +∞); ``add=None`` makes it symmetric. Dense directly: dp-accounting's
     ``create_from_rounded_probability`` goes through a dictionary of every grid point (50 ms for 3e5 points)."""
+    import_libraries()
     from dp_accounting.pld.pld_pmf import DensePLDPmf
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
@@ -209,6 +221,7 @@ def both_sides(remove: Callable[[], object], add: Callable[[], object] | None, p
 
 def _self_composed(single, steps: int):
     """``single`` (a dp-accounting PLD) composed ``steps`` times, side by side (remove, add; :func:`both_sides`)."""
+    import_libraries()
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     if steps == 1:
@@ -311,6 +324,7 @@ def _composed_pmfs(parts: Sequence[tuple[object, int]], tail: float, *, every_pr
     so its answer is at most dp-accounting's (less mass moved to +∞) and equal to it up to rounding; tests/bounds/
     test_pld.py checks it against dp-accounting's pairwise ``compose`` and ``self_compose``.
     """
+    import_libraries()
     from dp_accounting.pld.pld_pmf import DensePLDPmf
     from scipy import fft
 
@@ -347,6 +361,7 @@ def composed_prefixes(segments: Sequence[tuple[float, float, int]], spacing: flo
     ``single_step(sample_rate, noise_multiplier, spacing)`` builds one step's PLD; the default is the
     Poisson-subsampled Gaussian under add/remove-one (:mod:`bounds.sampling` passes the others).
     """
+    import_libraries()
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     single_step, deadline, singles = single_step or _single_step, _DEADLINE.get(), []
@@ -418,6 +433,7 @@ def _epsilon_for_delta(losses: np.ndarray, probs: np.ndarray, infinity_mass: flo
     The same answer as dp-accounting's ``get_epsilon_for_delta``, which walks the losses one by one in Python
     (0.1 s for a 10⁶-point PMF; this takes 0.01 s) and, computing e^−loss, loses C to underflow above ε ≈ 745.
     """
+    import_libraries()
     from scipy import signal
 
     if infinity_mass > delta:

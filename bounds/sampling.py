@@ -593,6 +593,7 @@ def _symmetric_pld(deltas: np.ndarray, spacing: float):
     """The symmetric discrete PLD whose profile at ε = ih ≥ 0 is ``deltas`` (a convex function of e^ε): the
     masses of :func:`_connect_the_dots` at losses ih > 0, e^{-ih} times them at -ih, δ at the top of the grid
     at +∞ and the rest at 0. Symmetric, so it dominates for every order once it does for ε ≥ 0."""
+    pld.import_libraries()
     from dp_accounting.pld import privacy_loss_distribution
 
     top = len(deltas) - 1

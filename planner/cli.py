@@ -219,9 +219,11 @@ class ProgressBar:
 #: ...) on the server's event loop after every script run: 1.4 s of a 2.4 s warm page load, measured with py-spy
 #: (issue 20). Nor a full garbage collection after every script run (``runner.postScriptGC``): with torch, dask and
 #: opacus imported it took 0.28 s of each run, holding the interpreter lock that the event loop needs; Python's own
-#: generational collection still runs. A user's option of the same name wins.
-APP_SERVER_OPTIONS = {"server.maxUploadSize": "64", "server.fileWatcherType": "none",
-                      "browser.gatherUsageStats": "false", "runner.postScriptGC": "false"}
+#: generational collection still runs. Nor the log line of a keyed widget given a value its key also holds (every
+#: keyed widget is given its value, app_pages/widgets.py ``kept_value``). A user's option of the same name wins.
+APP_SERVER_OPTIONS = {"global.disableWidgetStateDuplicationWarning": "true", "server.maxUploadSize": "64",
+                      "server.fileWatcherType": "none", "browser.gatherUsageStats": "false",
+                      "runner.postScriptGC": "false"}
 
 
 def start_app(arguments: Sequence[str]) -> int:

@@ -6,8 +6,9 @@ simulations on scikit-learn's data sets, Dask sweeps and Parquet tables need an 
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
+
+from fedplan.bounds.imports import import_lazily
 
 #: Top-level module -> the extra that installs it.
 EXTRAS = {"sklearn": "sim", "streamlit": "app", "altair": "app", "pandas": "app", "distributed": "dask",
@@ -17,7 +18,7 @@ EXTRAS = {"sklearn": "sim", "streamlit": "app", "altair": "app", "pandas": "app"
 def optional_import(name: str, *, purpose: str) -> ModuleType:
     """``import name``, or a ``ModuleNotFoundError`` that names the extra to install (e.g. ``fedplan[sim]``)."""
     try:
-        return importlib.import_module(name)
+        return import_lazily(name)
     except ModuleNotFoundError as error:
         root = name.split(".")[0]
         if error.name is None or error.name.split(".")[0] != root:

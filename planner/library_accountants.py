@@ -26,11 +26,11 @@ cannot load to check against: its export keeps ``fedplan`` only.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from fedplan.bounds.imports import import_lazily
 from fedplan.planner import limits
 from fedplan.planner.schedule import Schedule
 
@@ -153,7 +153,7 @@ def check_library_accountant(library_accountant: str, fmt: str | None) -> None:
 
 def _load(spec: _Accountant):
     try:
-        return importlib.import_module(spec.module)
+        return import_lazily(spec.module)
     except ImportError:
         raise ValueError(f"library_accountant={spec.accountant} checks σ with {spec.name}, which needs the package "
                          f"{spec.package}: it is not installed (pip install {spec.package}, or "

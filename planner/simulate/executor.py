@@ -18,9 +18,9 @@ Where the runs go (:meth:`Executor.from_environment`, ``FEDPLAN_SCHEDULER``):
 
 A job's progress is the request's own ``progress(done, total)`` calls, sent from the worker through a Dask
 ``Variable`` named after the job. Cancelling is cooperative but prompt: the run's thread gets :class:`Cancelled`
-raised inside it (between two Python bytecodes, so within a fraction of a second in the engines' loops) as soon
-as the worker sees its task cancelled (``Future.cancel``, or the client gone); a cancelled run no longer holds the
-worker, which takes the next run at once.
+raised inside it (between two Python bytecodes, so within a fraction of a second in the engines' loops, but not
+inside an import: :class:`Interruptible`) as soon as the worker sees its task cancelled (``Future.cancel``, or the
+client gone); a cancelled run no longer holds the worker, which takes the next run at once.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fedplan.bounds.imports import import_lazily
 from fedplan.planner.extras import optional_import
 
 __all__ = ["Cancelled", "Executor", "Interruptible", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
@@ -71,9 +72,29 @@ class Outcome:
     cpu_seconds: float = 0.0
 
 
+#: Seconds between two looks at whether an interrupted thread has finished the import it was in.
+IMPORT_POLL_SECONDS = 0.02
+
+
+def _importing(thread: int) -> bool:
+    """Whether the thread ``thread`` is inside an import: a frame of Python's import machinery on its stack, or of
+    :func:`~fedplan.bounds.imports.import_lazily` (waiting for its lock, whose release an exception could skip)."""
+    frame = sys._current_frames().get(thread)
+    while frame is not None:
+        if frame.f_code is import_lazily.__code__ or frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Interruptible:
     """Runs a function in the calling thread; :meth:`interrupt` from any other thread raises :class:`Cancelled`
-    inside it, unless it has already returned."""
+    inside it, unless it has already returned.
+
+    Never inside an import: an exception raised there leaves the package half-imported for the whole process (on
+    a fresh server a plan cancelled while dp-accounting imported scipy.signal left every later plan failing with
+    "NameError: name '_signal_api' is not defined"). While the thread imports, :class:`Cancelled` waits for the
+    import to end (a second or two at most, for the heaviest libraries)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -87,7 +108,23 @@ class Interruptible:
                 self.interrupted = self.interrupted or self.thread is None
                 return
             self.interrupted = True
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread), ctypes.py_object(Cancelled))
+            if not _importing(self.thread):
+                self._raise()
+                return
+        threading.Thread(target=self._raise_after_import, name="fedplan-interrupt-after-import", daemon=True).start()
+
+    def _raise(self) -> None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread), ctypes.py_object(Cancelled))
+
+    def _raise_after_import(self) -> None:
+        while True:
+            time.sleep(IMPORT_POLL_SECONDS)
+            with self.lock:
+                if self.finished:
+                    return
+                if not _importing(self.thread):
+                    self._raise()
+                    return
 
     def run(self, function: Callable[[], Any]) -> Any:
         """``function()``; raises :class:`Cancelled` if interrupted before it returned."""

@@ -305,3 +305,49 @@ def test_a_step_too_slow_to_build_in_the_time_left_is_refused_before_it_is_built
     assert time.monotonic() - start < 1
     with pld.deadline_for(time.monotonic() + 5):  # a step that fits in the time left is built
         assert pld._single_step(0.01, 1.0, 1e-3)._pmf_remove.size > 1000
+
+
+#: A fresh interpreter in which three threads take the PLD code's first steps at once (each lazily imports a part of
+#: dp-accounting and scipy); it prints what they raised.
+CONCURRENT_FIRST_USE = r"""
+import threading
+import numpy as np
+from fedplan.bounds import pld
+
+def spectrum():
+    pld.epsilon_at_spacing([(0.01, 1.0, 10)], 1e-5, 1e-3)
+
+def masses():
+    pld.epsilon_for_delta(pld.from_masses(1e-3, (0, np.array([0.5, 0.5]), 0.0)), 1e-5)
+
+def composed():
+    pld.composed_prefixes([(0.02, 1.2, 3), (0.01, 1.0, 2)], 1e-3)
+
+raised = []
+def run(function):
+    try:
+        function()
+    except BaseException as error:
+        raised.append(repr(error))
+
+threads = [threading.Thread(target=run, args=(function,)) for function in (spectrum, masses, composed)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(raised)
+"""
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_first_use_from_several_threads_at_once_imports_safely(attempt):
+    """Two page threads of the app planning at once on a fresh server met scipy.signal half-imported ("NameError:
+    name '_signal_api' is not defined"): Python's import deadlock avoidance hands one thread a half-initialised
+    module when two threads import parts of the same packages crosswise. The lazy imports of dp-accounting and
+    scipy now happen under one lock (:func:`pld.import_libraries`); without it this raised every time."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", CONCURRENT_FIRST_USE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

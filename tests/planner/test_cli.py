@@ -200,7 +200,8 @@ def test_fedplan_app_starts_streamlit_with_the_checkouts_server_options(monkeypa
     assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4].endswith("fedplan/app.py")
     # the source watcher and the full collection after each run are off (1.4 s and 0.28 s, issue 20); the user's
     # upload size wins over fedplan's
-    assert argv[5:] == ["--server.fileWatcherType=none", "--browser.gatherUsageStats=false",
+    assert argv[5:] == ["--global.disableWidgetStateDuplicationWarning=true", "--server.fileWatcherType=none",
+                        "--browser.gatherUsageStats=false",
                         "--runner.postScriptGC=false", "--server.port", "8502", "--server.maxUploadSize=8"]
     # ``streamlit run app.py`` in a checkout reads the same options from .streamlit/config.toml
     config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())

@@ -44,6 +44,43 @@ def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone()
     assert done.finished and not done.interrupted
 
 
+def test_an_interrupt_during_an_import_waits_for_the_import_to_end(tmp_path, monkeypatch):
+    """A plan cancelled while dp-accounting imported scipy.signal left scipy.signal half-imported for the whole
+    server (every later plan: "NameError: name '_signal_api' is not defined"). The interrupt lands during the
+    import of a module whose body runs 0.5 s; the module is then whole in ``sys.modules`` and the run is still
+    cancelled, in the loop after the import."""
+    import importlib
+    import sys
+
+    (tmp_path / "fedplan_slow_import.py").write_text(
+        "import time\nend = time.perf_counter() + 0.5\nwhile time.perf_counter() < end:\n    pass\nWHOLE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fedplan_slow_import", raising=False)
+    guard, importing, outcome = Interruptible(), threading.Event(), {}
+
+    def work():
+        importing.set()
+        importlib.import_module("fedplan_slow_import")
+        outcome["imported"] = True
+        while True:
+            pass
+
+    def run():
+        try:
+            guard.run(work)
+        except Cancelled:
+            outcome["cancelled"] = True
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    importing.wait(10)
+    time.sleep(0.1)
+    guard.interrupt()
+    thread.join(30)
+    assert outcome == {"imported": True, "cancelled": True} and not thread.is_alive()
+    assert sys.modules["fedplan_slow_import"].WHOLE
+
+
 def test_a_dask_run_returns_the_same_report_as_this_process_and_refuses_with_the_same_words():
     request = ValidateFedsgdDpc(**SMALL)
     outcome = shared().submit(request).result(timeout=300)

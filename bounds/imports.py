@@ -1,0 +1,27 @@
+"""Imports of heavy libraries on first use, one thread at a time.
+
+fedplan imports dp-accounting's PLD modules, scipy.signal, Opacus, scikit-learn and others when first needed (each
+takes up to a couple of seconds that most answers never pay). The app computes in several threads at once, and two
+threads importing parts of the same packages crosswise meet Python's import deadlock avoidance, which raises
+``_DeadlockError`` in one of them or hands it a half-initialised module (on a fresh server: "NameError: name
+'_signal_api' is not defined" from scipy.signal; tests/bounds/test_pld.py). Every such import goes through
+:func:`import_lazily`, which holds one process-wide lock while a module is imported for the first time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from types import ModuleType
+
+_LOCK = threading.RLock()  # re-entrant: importing one module may import another through here
+
+
+def import_lazily(name: str) -> ModuleType:
+    """``importlib.import_module(name)``, under the process-wide lock unless ``name`` is already imported."""
+    module = sys.modules.get(name)
+    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return module
+    with _LOCK:
+        return importlib.import_module(name)
