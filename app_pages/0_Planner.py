@@ -308,8 +308,8 @@ VALIDATION_KEY = "planner_validation"
 def validate_section(request: Plan, result, *, current: bool) -> None:
     """"Validate this plan": the backing simulation of exactly the plan shown (its schedule, data and clients) on the
     app's executor, its claims and curves against the plan's bound; for a recipe whose engine takes no plan, one
-    sentence. A
-    plan shown for earlier inputs has no Run button, and a result of other inputs is marked out of date."""
+    sentence. A plan shown for earlier inputs has no Run button, and a result of other inputs is marked out of
+    date."""
     st.subheader("Validate this plan")
     if result.recipe not in ENGINES:
         st.caption(f"Validating this plan is not available for {RECIPES[result.recipe][0]}: its simulation (fedplan "
