@@ -13,7 +13,7 @@ The work is shared by the server's sessions (two users asking for the same plan 
 for :data:`KEPT` keys, errors included (a refused request is refused again at once). A session that moves on to
 another key, or presses Cancel, stops the work it no longer wants unless another session waits for it too:
 :class:`~fedplan.planner.simulate.executor.Interruptible` raises ``Cancelled`` in its thread, which stops it within
-a fraction of a second.
+a fraction of a second (after the import it may be in: a library's first import, up to a second or two).
 
 Threads, not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes seconds,
 and behind a simulation on a busy cluster it would wait minutes.
