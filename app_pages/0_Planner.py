@@ -251,10 +251,11 @@ def opacus_for_its_accountant(schedule, stem: str) -> None:
                f"({record['library_calls']} call(s) of Opacus's accountant, {record['seconds']:g} s).")
 
 
-def refused_box(request: Plan, key: tuple) -> str | None:
+def edited_box(request: Plan, key: tuple) -> str | None:
     """Where a refusal naming several boxes goes: under the one box changed since the last run that built a
-    request (the user's last edit, whether or not that run had planned yet), kept for these inputs (``key``:
-    :func:`plan_key`) on later reruns."""
+    request (the user's last edit), kept for these inputs (``key``: :func:`plan_key`) on later reruns. Called on
+    every run that builds a request: a refusal computed in the background arrives in a later run, after the one
+    that saw the edit (it went to the top of the form)."""
     kept = st.session_state.get(REFUSED_BOX)
     box = changed_field(request.inputs(), st.session_state.get(LAST_INPUTS))
     if box is None and kept is not None and kept[0] == key:
@@ -359,11 +360,12 @@ def main() -> None:
     if request is not None:
         with right:
             key = plan_key(request)  # hashes an upload's arrays: once a run
+            edited = edited_box(request, key)
             outcome = answer(key, functools.partial(planned, request), kind="plan", label="Planning")
         pending = outcome is None
         report, refusal = (None, None) if pending else outcome
         if refusal is not None:
-            form.error(refusal, otherwise=refused_box(request, key))
+            form.error(refusal, otherwise=edited)
             if request.recipe == "increasing-sizes":
                 offer_nearest(request, right, key)
     if request is not None:

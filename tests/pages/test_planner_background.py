@@ -172,3 +172,28 @@ def test_increasing_sizes_plans_and_searches_in_the_background(monkeypatch):
         page.run()
     assert [button.label for button in page.button] == ["σ = 5.87"]  # the nearest σ, searched in the script run
 
+
+
+def test_a_refusal_that_arrives_in_a_later_run_goes_under_the_box_edited(monkeypatch):
+    """Clients = 100 has no increasing-sizes plan and names several boxes; when its refusal is computed after the run
+    that saw the edit (a busy server), it still goes right under the Clients box, not at the top of the form."""
+    from fedplan.planner.tasks.plan import Plan
+
+    planner = open_page("0_Planner.py")
+    monkeypatch.setattr(background, "_WORK", type(background._WORK)())  # no refusal another test already computed
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0")
+    release = _held(monkeypatch, Plan)
+    planner.text_input(key="planner_clients").set_value("100").run()
+    assert _planning(planner) and not planner.error  # the refusal is not known yet
+    release.set()
+    deadline = time.monotonic() + 300
+    while not any(key[0] == "plan" and ("clients", 100) in key[1] and work.future.done()
+                  for key, work in list(background._WORK.items())):
+        assert time.monotonic() < deadline, "the plan did not finish"
+        time.sleep(0.2)
+    planner.run()
+    [error] = planner.error
+    assert "Clients" in error.value
+    column = list(planner.columns[0])
+    clients = next(index for index, node in enumerate(column) if getattr(node, "key", None) == "planner_clients")
+    assert column[clients + 1] is error or getattr(column[clients + 1], "value", None) == error.value
