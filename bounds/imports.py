@@ -5,7 +5,7 @@ takes up to a couple of seconds that most answers never pay). The app computes i
 threads importing parts of the same packages crosswise meet Python's import deadlock avoidance, which raises
 ``_DeadlockError`` in one of them or hands it a half-initialised module (on a fresh server: "NameError: name
 '_signal_api' is not defined" from scipy.signal; tests/bounds/test_pld.py). Every such import goes through
-:func:`import_lazily`, which holds one process-wide lock while a module is imported for the first time.
+:func:`import_lazily`, which imports under one process-wide lock (held for a microsecond once a module is in).
 """
 
 from __future__ import annotations

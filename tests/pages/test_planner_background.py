@@ -17,6 +17,15 @@ def _planning(app) -> list[str]:
     return [element.proto.text for element in app.get("progress") if element.proto.text.startswith("Planning")]
 
 
+def _wait_for_plan(field: tuple) -> None:
+    """Until the Planner's background plan of inputs holding ``field`` (name, value) has finished."""
+    deadline = time.monotonic() + 300
+    while not any(key[0] == "plan" and field in key[1] and work.future.done()
+                  for key, work in list(background._WORK.items())):
+        assert time.monotonic() < deadline, "the plan did not finish"
+        time.sleep(0.2)
+
+
 def test_a_slow_plan_shows_progress_and_the_previous_plan_marked_then_the_new_plan(monkeypatch):
     planner = open_page("0_Planner.py")
     assert metric(planner, "Rounds") == "193" and not _planning(planner)
@@ -26,11 +35,7 @@ def test_a_slow_plan_shows_progress_and_the_previous_plan_marked_then_the_new_pl
     assert _planning(planner)
     assert any("for the earlier inputs: the new one is being planned" in info.value for info in planner.info)
     assert metric(planner, "Rounds") == "193"  # the earlier plan, still in view
-    deadline = time.monotonic() + 300
-    while not any(key[0] == "plan" and ("target_epsilon", 0.93) in key[1] and work.future.done()
-                  for key, work in list(background._WORK.items())):
-        assert time.monotonic() < deadline, "the plan did not finish"
-        time.sleep(0.2)
+    _wait_for_plan(("target_epsilon", 0.93))
     planner.run()
     assert not _planning(planner) and not any("earlier inputs" in info.value for info in planner.info)
     assert float(metric(planner, "ε (PLD")) <= 0.93  # the new plan spends the new budget
@@ -186,11 +191,7 @@ def test_a_refusal_that_arrives_in_a_later_run_goes_under_the_box_edited(monkeyp
     planner.text_input(key="planner_clients").set_value("100").run()
     assert _planning(planner) and not planner.error  # the refusal is not known yet
     release.set()
-    deadline = time.monotonic() + 300
-    while not any(key[0] == "plan" and ("clients", 100) in key[1] and work.future.done()
-                  for key, work in list(background._WORK.items())):
-        assert time.monotonic() < deadline, "the plan did not finish"
-        time.sleep(0.2)
+    _wait_for_plan(("clients", 100))
     planner.run()
     [error] = planner.error
     assert "Clients" in error.value

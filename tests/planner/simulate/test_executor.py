@@ -17,27 +17,36 @@ SMALL = dict(mechanism="laplace", clients=5, seeds=(0,), n_samples=2000, target_
              rounds=2)
 
 
-def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone():
-    guard, started = Interruptible(), threading.Event()
-    outcome = {}
+def _interrupted(function, ready: threading.Event, *, after: float = 0.0) -> dict:
+    """Run ``function(outcome)`` under an :class:`Interruptible` in a thread, interrupt it ``after`` seconds past
+    ``ready``, and return ``outcome`` (with ``cancelled`` once :class:`Cancelled` ended it) when the thread ended."""
+    guard, outcome = Interruptible(), {}
 
-    def spin():
+    def run():
+        try:
+            guard.run(lambda: function(outcome))
+        except Cancelled:
+            outcome["cancelled"] = True
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ready.wait(10)
+    time.sleep(after)
+    guard.interrupt()
+    thread.join(30)
+    assert not thread.is_alive()
+    return outcome
+
+
+def test_an_interrupted_loop_raises_cancelled_and_a_finished_one_is_left_alone():
+    started = threading.Event()
+
+    def spin(outcome):
         started.set()
         while True:  # pure Python: only the interrupt ends it
             pass
 
-    def work():
-        try:
-            guard.run(spin)
-        except Cancelled:
-            outcome["cancelled"] = True
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    started.wait(10)
-    guard.interrupt()
-    thread.join(30)
-    assert outcome == {"cancelled": True} and not thread.is_alive()
+    assert _interrupted(spin, started) == {"cancelled": True}
     done = Interruptible()
     assert done.run(lambda: 42) == 42
     done.interrupt()  # after the end: nothing raised anywhere
@@ -56,28 +65,16 @@ def test_an_interrupt_during_an_import_waits_for_the_import_to_end(tmp_path, mon
         "import time\nend = time.perf_counter() + 0.5\nwhile time.perf_counter() < end:\n    pass\nWHOLE = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "fedplan_slow_import", raising=False)
-    guard, importing, outcome = Interruptible(), threading.Event(), {}
+    importing = threading.Event()
 
-    def work():
+    def work(outcome):
         importing.set()
         importlib.import_module("fedplan_slow_import")
         outcome["imported"] = True
         while True:
             pass
 
-    def run():
-        try:
-            guard.run(work)
-        except Cancelled:
-            outcome["cancelled"] = True
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    importing.wait(10)
-    time.sleep(0.1)
-    guard.interrupt()
-    thread.join(30)
-    assert outcome == {"imported": True, "cancelled": True} and not thread.is_alive()
+    assert _interrupted(work, importing, after=0.1) == {"imported": True, "cancelled": True}
     assert sys.modules["fedplan_slow_import"].WHOLE
 
 
