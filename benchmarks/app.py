@@ -1,8 +1,9 @@
 """Benchmark: the app's speed as a user sees it, in a real browser (issue 20).
 
 Targets, on this 2-core machine: a first page load under 1.5 s (warm server), and every interaction re-rendered in
-under 300 ms at the 95th percentile. These are absolute targets, not ratios: the anchor printed beside them is the
-machine's load average at the start and the end of the run (other programs share the two cores).
+under 300 ms at the 95th percentile. These are absolute targets, not ratios; printed beside them are two anchors:
+Streamlit alone measured in the same run (below), and the machine's load average at the start and the end of the run
+(other programs share the two cores).
 
 For every page of the app (:data:`fedplan.app.PAGES`) the benchmark starts its own ``streamlit run app.py`` (headless,
 a free port; :mod:`benchmarks.browser`), drives Debian's Chromium with Playwright, and measures:
@@ -29,12 +30,18 @@ a free port; :mod:`benchmarks.browser`), drives Debian's Chromium with Playwrigh
 500 ms, and the widget stays 200 ms longer in its fade-out. A script-finished message on the websocket is the
 fallback when a run is too short for the attribute to show ``running``.
 
+The anchor, measured first in the same run and in the same way: Streamlit alone (:data:`ANCHOR`,
+``benchmarks/anchor_app.py``: a title, a text box and a Vega-Lite chart, nothing of fedplan), on a server of its own.
+Its row is Streamlit's and Chromium's floor on this machine at this moment; each page's row adds its warm load and
+p95 over the anchor's (the part of the time that is the app's).
+
 A widget that is not found is reported as ``missing`` (the page changed); an interaction with no rerun finished
 within ``--timeout`` seconds as ``timeout``, one that starts no rerun within 10 s as ``no rerun``; none stops the
 benchmark. The p95 is the nearest-rank percentile of the timed interactions (with 20 or fewer: the slowest).
 
     python benchmarks/app.py                              # every page, each script once
     python benchmarks/app.py --pages Accountant,MAPA --repeats 3 --json result.json
+    python benchmarks/app.py --pages MAPA --no-anchor     # without the anchor's row
 """
 
 from __future__ import annotations
@@ -178,6 +185,12 @@ SCENARIOS = {
         Radio("Algorithm", "van Dijk: increasing sample sizes"),
     )),
 }
+
+#: Streamlit alone (benchmarks/anchor_app.py), measured like a page: the floor the app's times are read against.
+ANCHOR_FILE = "anchor_app.py"
+ANCHOR = Scenario("", "Streamlit anchor", (Text("Value", "2"), Text("Value", "3"), Text("Value", "1", "Tab"),
+                                           Text("Value", "2"), Text("Value", "1")))
+ANCHOR_ROW = f"anchor: Streamlit alone ({ANCHOR_FILE})"
 
 #: Installed in every page before Streamlit's scripts: a log of the app's script state (stApp's
 #: ``data-test-script-state``, with a ``painted`` entry after the frame that follows each finished run), of the
@@ -442,10 +455,13 @@ def first_load(context_of, url: str, scenario: Scenario, timeout_s: float, *,
 
 
 def measure_page(playwright, filename: str, *, repeats: int, interactions: int | None, timeout_s: float) -> dict:
-    """Start a server, load the page cold and warm, and run its interactions; the page's row."""
-    scenario = SCENARIOS[filename]
+    """Start a server of the app (or of the anchor, for ``filename`` :data:`ANCHOR_ROW`), load the page cold and warm,
+    and run its interactions; the page's row."""
+    anchor = filename == ANCHOR_ROW
+    scenario = ANCHOR if anchor else SCENARIOS[filename]
     steps = scenario.steps if interactions is None else _first_timed(scenario.steps, interactions)
-    command = [sys.executable, "-m", "streamlit", "run", "app.py"]
+    script = str(Path(__file__).with_name(ANCHOR_FILE)) if anchor else "app.py"
+    command = [sys.executable, "-m", "streamlit", "run", script]  # from ROOT: the app's .streamlit/config.toml
     with browser.streamlit_server(command) as url:
         chromium = browser.launch(playwright)
 
@@ -508,15 +524,27 @@ def _text(value, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
 
+def over_anchor(row: dict, anchor: dict | None) -> dict:
+    """The page's warm load (s) and p95 (ms) minus the anchor's (None where either is missing)."""
+    def minus(key, digits):
+        if anchor is None or row[key] is None or anchor[key] is None:
+            return None
+        return round(row[key] - anchor[key], digits)
+
+    return {"warm_load_over_anchor_s": minus("warm_load_s", 3), "p95_over_anchor_ms": minus("interaction_p95_ms", 1)}
+
+
 def table(rows: list[dict]) -> str:
     lines = ["| page | first load cold (s) | first load warm (s) | interaction median (ms) | p95 (ms) | count | "
-             "missing/timeout | load < 1.5 s | p95 < 300 ms | returning browser load (s) |", "|" + "---|" * 10]
+             "missing/timeout | load < 1.5 s | p95 < 300 ms | returning browser load (s) | warm load − anchor (s) | "
+             "p95 − anchor (ms) |", "|" + "---|" * 12]
     for row in rows:
         lines.append(
             f"| {row['page']} | {_text(row['cold_load_s'], '.2f')} | {_text(row['warm_load_s'], '.2f')} | "
             f"{_text(row['interaction_median_ms'], '.0f')} | {_text(row['interaction_p95_ms'], '.0f')} | "
             f"{row['count']} | {row['missing']}/{row['timeouts']} | {'PASS' if row['load_pass'] else 'FAIL'} | "
-            f"{'PASS' if row['interaction_pass'] else 'FAIL'} | {_text(row.get('returning_load_s'), '.2f')} |")
+            f"{'PASS' if row['interaction_pass'] else 'FAIL'} | {_text(row.get('returning_load_s'), '.2f')} | "
+            f"{_text(row.get('warm_load_over_anchor_s'), '+.2f')} | {_text(row.get('p95_over_anchor_ms'), '+.0f')} |")
     return "\n".join(lines)
 
 
@@ -557,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interactions", type=int, help="only the first N interactions of each script")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds a load or a rerun may take")
     parser.add_argument("--json", type=Path, help="save the rows (with every interaction) here")
+    parser.add_argument("--no-anchor", action="store_true", help="leave out the anchor (Streamlit alone)")
     args = parser.parse_args(argv)
     if not browser.have_chromium():
         print(f"no Chromium at {browser.CHROMIUM} (apt-get install chromium)", file=sys.stderr)
@@ -564,11 +593,16 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     pages, load_before = select_pages(args.pages), os.getloadavg()
-    rows = []
+    rows, anchor = [], None
     with sync_playwright() as playwright:
-        for filename in pages:
-            rows.append(measure_page(playwright, filename, repeats=args.repeats, interactions=args.interactions,
-                                     timeout_s=args.timeout))
+        for filename in ([] if args.no_anchor else [ANCHOR_ROW]) + pages:
+            row = measure_page(playwright, filename, repeats=args.repeats, interactions=args.interactions,
+                               timeout_s=args.timeout)
+            if filename == ANCHOR_ROW:
+                anchor = row
+            else:
+                row.update(over_anchor(row, anchor))
+            rows.append(row)
             print(f"measured {filename}", file=sys.stderr, flush=True)
     load_after = os.getloadavg()
     if args.json:

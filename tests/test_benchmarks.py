@@ -117,6 +117,9 @@ def test_app_benchmark_scripts_every_page_with_a_return_to_an_earlier_value():
     assert benchmark.slow_steps([{"page": "p.py", "interactions": steps}]) == [
         "  p.py: same value: no rerun", "  p.py: slow: 400 ms (input to run 5, run 300, finished to painted 95)"]
     assert benchmark.select_pages("MAPA,accountant") == ["5_MAPA.py", "1_Accountant.py"]  # in the order asked
+    page, anchor = {"warm_load_s": 2.5, "interaction_p95_ms": 400.0}, {"warm_load_s": 1.75, "interaction_p95_ms": None}
+    assert benchmark.over_anchor(page, anchor) == {"warm_load_over_anchor_s": 0.75, "p95_over_anchor_ms": None}
+    assert benchmark.over_anchor(page, None) == {"warm_load_over_anchor_s": None, "p95_over_anchor_ms": None}
 
 
 def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
@@ -128,8 +131,15 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
         pytest.skip("no Chromium (apt-get install chromium); .ci/run installs it")
     output = tmp_path / "app.json"
     assert benchmark.main(["--pages", "MAPA", "--interactions", "1", "--json", str(output)]) == 0
-    (row,) = json.loads(output.read_text())["rows"]
+    anchor, row = json.loads(output.read_text())["rows"]  # Streamlit alone first, in the same run
+    assert anchor["page"] == benchmark.ANCHOR_ROW and anchor["count"] == 1 and anchor["missing"] == 0
+    (anchor_step,) = anchor["interactions"]
+    assert anchor_step["status"] == "ok" and anchor_step["step"] == "Value = 2 [Enter]" and anchor_step["ms"] > 0
+    assert anchor["warm_load_s"] > 0
     assert row["page"] == "5_MAPA.py" and row["count"] == 1 and row["missing"] == row["timeouts"] == 0
+    assert row["warm_load_over_anchor_s"] == pytest.approx(row["warm_load_s"] - anchor["warm_load_s"], abs=1e-3)
+    assert row["p95_over_anchor_ms"] == pytest.approx(row["interaction_p95_ms"] - anchor["interaction_p95_ms"],
+                                                      abs=0.1)
     (step,) = row["interactions"]
     assert step["status"] == "ok" and step["step"] == "Iterations T = 50000 [Enter]" and step["ms"] > 0
     assert row["cold_load_s"] > 0 and row["warm_load_s"] > 0
@@ -138,14 +148,18 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
     assert 0 < phases["app_mounted_ms"] < phases["run_started_ms"] < phases["run_finished_ms"] <= phases["painted_ms"]
     out = capsys.readouterr().out
     header = ("| page | first load cold (s) | first load warm (s) | interaction median (ms) | p95 (ms) | count | "
-              "missing/timeout | load < 1.5 s | p95 < 300 ms | returning browser load (s) |")
+              "missing/timeout | load < 1.5 s | p95 < 300 ms | returning browser load (s) | warm load − anchor (s) | "
+              "p95 − anchor (ms) |")
     assert header in out
+    (line,) = [line for line in out.splitlines() if line.startswith(f"| {benchmark.ANCHOR_ROW} |")]
+    assert [cell.strip() for cell in line.strip("|").split("|")][10:] == ["—", "—"]
     (line,) = [line for line in out.splitlines() if line.startswith("| 5_MAPA.py |")]
     cells = [cell.strip() for cell in line.strip("|").split("|")]
     assert cells[1:5] == [f"{row['cold_load_s']:.2f}", f"{row['warm_load_s']:.2f}",
                           f"{row['interaction_median_ms']:.0f}", f"{row['interaction_p95_ms']:.0f}"]
     assert cells[5] == "1" and cells[6] == "0/0" and cells[7] in ("PASS", "FAIL") and cells[8] in ("PASS", "FAIL")
     assert row["returning_load_s"] > 0 and cells[9] == f"{row['returning_load_s']:.2f}"
+    assert cells[10:] == [f"{row['warm_load_over_anchor_s']:+.2f}", f"{row['p95_over_anchor_ms']:+.0f}"]
     returning = row["returning_phases"]
     assert 0 < returning["app_mounted_ms"] < returning["run_started_ms"] < returning["run_finished_ms"]
     assert "load average" in out
