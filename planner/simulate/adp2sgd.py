@@ -17,7 +17,17 @@ Staleness (``staleness``): ``"event"`` (implementation view, spec §7.4): every 
 random time (:class:`~planner.simulate.engine.Durations`, one mean per worker for heterogeneous speeds),
 reads its model when it starts and applies when it finishes; τ_t = t − (iteration at the read), measured,
 and k^t is whoever finishes first (so p_k follows the speeds). ``"fixed"`` and ``"uniform"`` (logical
-view, spec §2.1): k^t uniform, ŵ = column k of W^{t−τ_t} with τ_t = min(t, τ) or uniform on {0..min(t, τ)}.
+view, spec §2.1): k^t uniform (or round robin, below), ŵ = column k of W^{t−τ_t} with τ_t = min(t, τ) or
+uniform on {0..min(t, τ)}.
+
+Worker order (``worker_order``): ``"random"`` is the paper's k^t, "randomly sample[d]" (xu L107) and
+independent of everything else (Assumption 2.2, L139): uniform in the logical view, whoever finishes first in
+the event view, so the busiest worker usually makes more than ⌈T/K⌉ updates. ``"round_robin"`` (logical view
+only: in the event view the timing decides who is active) sets k^t = t mod K, so every worker makes ⌊T/K⌋ or
+⌈T/K⌉ updates: the count of equal-speed workers under App. A's global counter (L309) that a plan's per-worker
+accountant assumes (``xu.Setting.worker_steps``). It runs exactly a plan's schedule
+(:mod:`planner.plan_validation`); k^t is then neither random nor independent of t, as Theorem 1 assumes
+(L125, L139).
 
 Records: one row per iteration with ``grad_norm_sq`` = ‖∇F(θ^t)‖² at the average model *before* update t
 (Theorem 1's θ^t, t = 0..T−1; F = (1/K) Σ_k F_k, clients of equal size make it the mean loss), ``worker``,
@@ -47,9 +57,11 @@ from fedplan.planner.simulate.models import is_finite
 from fedplan.planner.simulate.problem import Problem, make_problem
 from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
-__all__ = ["STALENESS", "adp2sgd_ledger", "Objective", "run_adp2sgd", "unit_norm_problem"]
+__all__ = ["STALENESS", "WORKER_ORDERS", "adp2sgd_ledger", "Objective", "run_adp2sgd", "unit_norm_problem"]
 
 STALENESS = ("event", "fixed", "uniform")
+#: Who is active at iteration t (module docstring): the paper's random k^t, or k^t = t mod K (logical view only).
+WORKER_ORDERS = ("random", "round_robin")
 SOURCE = "Xu, Zhang, Wang, A(DP)2SGD, Algorithm 1 (xu L102-113), App. A (L305-311)"
 
 
@@ -94,8 +106,8 @@ class Objective:
 class _Reads:
     """Who is active next and which (stale) model it read: event-driven or the logical view."""
 
-    def __init__(self, mode: str, workers: int, tau: int, compute: Durations, rngs):
-        self.mode, self.workers, self.tau = mode, workers, tau
+    def __init__(self, mode: str, order: str, workers: int, tau: int, compute: Durations, rngs):
+        self.mode, self.order, self.workers, self.tau = mode, order, workers, tau
         self.pick_rng = rngs[0]
         self.history: deque = deque(maxlen=tau + 1)
         if mode == "event":
@@ -121,7 +133,7 @@ class _Reads:
             self.now, k = heapq.heappop(self.queue)
             read_at, model = self.snapshots[k]
             return k, model, t - read_at
-        k = int(self.pick_rng.integers(self.workers))
+        k = t % self.workers if self.order == "round_robin" else int(self.pick_rng.integers(self.workers))
         limit = min(t, self.tau)
         tau = limit if self.mode == "fixed" else int(self.pick_rng.integers(limit + 1))
         return k, self.history[-1 - tau][k], tau
@@ -137,8 +149,8 @@ class _Reads:
 
 def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, learning_rate: float,
                 noise_multiplier: float, clipping_norm: float, staleness: str = "event", max_staleness: int = 0,
-                compute: Durations = DEFAULT_COMPUTE, seed: int = 0, delta: float = 1e-5, eval_every: int = 1,
-                progress=None) -> SimulationResult:
+                worker_order: str = "random", compute: Durations = DEFAULT_COMPUTE, seed: int = 0, delta: float = 1e-5,
+                eval_every: int = 1, progress=None) -> SimulationResult:
     """Simulate T iterations of A(DP)²SGD (module docstring).
 
     Parameters
@@ -155,6 +167,9 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
         G > 0, per-example ℓ2 clipping.
     staleness : {"event", "fixed", "uniform"}
         Event-driven timing with ``compute`` durations, or the logical view with bound ``max_staleness`` τ.
+    worker_order : {"random", "round_robin"}
+        The paper's random k^t (xu L107), or k^t = t mod K (⌊T/K⌋ or ⌈T/K⌉ updates per worker), with a logical
+        ``staleness`` only (module docstring).
     """
     start = wallclock.perf_counter()
     workers = graph.workers
@@ -166,12 +181,16 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     z = check_real("noise_multiplier", noise_multiplier, low=0.0)
     clip = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
     mode = check_choice("staleness", staleness, STALENESS)
+    order = check_choice("worker_order", worker_order, WORKER_ORDERS)
+    if order == "round_robin" and mode == "event":
+        raise ValueError("worker_order='round_robin' needs the logical view, staleness 'fixed' or 'uniform' (with "
+                         "staleness='event' whoever finishes first is active); got staleness='event'")
     tau = check_int("max_staleness", max_staleness, low=0)
     seed = check_int("seed", seed, low=0)
     std = xu.noise_std(noise_multiplier=z, clipping_norm=clip, batch_size=batch) if z > 0 else 0.0
     rngs = spawn_generators(seed, 5)
     batch_rng, noise_rng, partner_rng = rngs[2:]
-    reads = _Reads(mode, workers, tau, compute, rngs[:2])
+    reads = _Reads(mode, order, workers, tau, compute, rngs[:2])
     model = problem.model
     recorder = RoundRecorder(problem.evaluator(), eval_every=eval_every, progress=progress)
     objective = Objective(problem)
@@ -215,7 +234,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     delays = [row["staleness"] for row in recorder.rows]
     config = {"source": SOURCE, **problem.describe(), "topology": graph.topology, "workers": workers,
               "rho": spectral_gap(graph), "steps": steps, "batch_size": batch, "learning_rate": eta,
-              "noise_multiplier": z, "noise_std": std, "clipping_norm": clip, "staleness": mode,
+              "noise_multiplier": z, "noise_std": std, "clipping_norm": clip, "staleness": mode, "worker_order": order,
               "max_staleness": tau if mode != "event" else None, "seed": seed, "eval_every": recorder.eval_every,
               "worker_updates": updates.tolist(), "mean_identity_residual": residual}
     return SimulationResult(algorithm="adp2sgd", rows=tuple(recorder.rows), final=final, privacy=privacy,

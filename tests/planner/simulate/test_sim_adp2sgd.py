@@ -112,6 +112,22 @@ def test_ledger_headline_is_the_tight_per_worker_epsilon_of_the_busiest_worker(d
     assert run(data, noise_multiplier=0.0).epsilon is None
 
 
+def test_round_robin_gives_every_worker_floor_or_ceil_of_t_over_k_and_the_planned_epsilon(data):
+    result = run(data, steps=10, staleness="fixed", max_staleness=0, worker_order="round_robin")
+    assert result.config["worker_updates"] == [3, 3, 2, 2] and result.config["worker_order"] == "round_robin"
+    assert result.column("worker").tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+    assert result.config["client_sizes"] == [160] * 4  # the 640 training examples of the fixture, 4 clients
+    setting = xu.Setting(workers=4, examples_per_worker=160, batch_size=8, steps=10, delta=1e-5, worker_steps=3)
+    assert result.epsilon == xu.tight_epsilon(setting=setting, noise_multiplier=2.0, sampling="per_worker").epsilon
+    assert run(data, steps=10, staleness="uniform", max_staleness=2,
+               worker_order="round_robin").config["worker_updates"] == [3, 3, 2, 2]
+
+
+def test_random_order_is_the_default_and_can_load_one_worker_beyond_ceil_t_over_k(data):
+    result = run(data, steps=10, staleness="fixed", max_staleness=0)
+    assert result.config["worker_order"] == "random" and max(result.config["worker_updates"]) > 3
+
+
 def test_divergence_is_reported(data):
     result = run(data, learning_rate=1e308, noise_multiplier=100.0)
     assert result.diverged and "finite" in result.divergence
@@ -120,6 +136,9 @@ def test_divergence_is_reported(data):
 @pytest.mark.parametrize("options, message", [
     ({"steps": 0}, "steps"), ({"batch_size": 1000}, "batch_size"), ({"staleness": "late"}, "staleness"),
     ({"learning_rate": 0.0}, "learning_rate"), ({"workers": 5, "topology": "ring"}, "clients"),
+    ({"worker_order": "fastest"}, "worker_order must be one of 'random', 'round_robin'; got 'fastest'"),
+    ({"worker_order": "round_robin", "staleness": "event"},
+     r"worker_order='round_robin' needs the logical view, staleness 'fixed' or 'uniform'.*got staleness='event'"),
 ])
 def test_bad_options_raise(data, options, message):
     workers = options.pop("workers", 4)
