@@ -22,6 +22,14 @@ paper's parameters; here every number of the run comes from the plan's schedule,
   with the sampling the plan accounted (Poisson, or fixed-size batches), on the logistic loss of the plan's binary
   data (λ = 0.01, the thesis's logistic preset): the spent ε ≤ the RDP ε of the plan's schedule, and the plan's
   tight ε ≤ the budget. Theorem 7's convergence recursion (L1498) is for the ridge loss: no convergence claim.
+* Xu et al. (recipe ``adp2sgd``, :func:`validate_adp2sgd_schedule`): A(DP)²SGD (xu Algorithm 1, L102-113) for the
+  plan's T iterations of its K workers (one per client, on a ring: the paper's communication ring, App. A L309),
+  each update B of the worker's n₍₁₎ records without replacement at the plan's noise multiplier σ (noise std /
+  clipping norm on the sum of the batch; Xu's z = σ/2), the workers in round robin (k^t = t mod K), so that each
+  makes the plan's ⌈T/K⌉ updates (or ⌊T/K⌋), on the logistic loss of the plan's binary data with rows scaled to norm
+  1 and clipping norm G = 1 (which then never binds). The run's ledger (the RDP ε of its busiest worker, WBK'19 Thm
+  27) ≤ the same accountant's ε of the plan's ⌈T/K⌉ updates, and the plan's tight ε ≤ the budget; the average
+  ‖∇F(θ^t)‖² against Theorem 1 (L147), NO GUARANTEE: the theorem draws k^t at random, independently (L125, L139).
 
 Progress is reported per round over all seeds (:class:`SeedRounds`), so that a bar moves within the first seed.
 """
@@ -31,12 +39,16 @@ from __future__ import annotations
 import numpy as np
 
 from fedplan.bounds import accounting
+from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.bounds.theorem import Hypothesis
 from fedplan.bounds.validation import check_int
 from fedplan.planner.schedule import Schedule
+from fedplan.planner.simulate.adp2sgd import run_adp2sgd
 from fedplan.planner.simulate.data import Dataset
 from fedplan.planner.simulate.dpscd import make_dual_problem, run_dpscd
 from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
+from fedplan.planner.simulate.graphs import make_graph, spectral_gap
 from fedplan.planner.simulate.problem import make_problem
 from fedplan.planner.simulate.records import _accountant_for, merge_releases
 from fedplan.planner.simulate.vandijk import SAMPLINGS as VANDIJK_SAMPLINGS
@@ -50,19 +62,42 @@ from fedplan.planner.validate import (
     _seeds,
     _spent_claim,
 )
+from fedplan.planner.validate_xu_li import (
+    _binary_unit_problem,
+    _bound_claim,
+    _with,
+    theorem1_constants_text,
+    theorem1_of_run,
+    theorem1_problem,
+)
 from fedplan.planner.vandijk import round_step_sizes
 
-__all__ = ["ENGINES", "SeedRounds", "engine_of", "validate_fedsgd_dpc_schedule", "validate_schedule",
-           "validate_vandijk_schedule"]
+__all__ = ["ENGINES", "SeedRounds", "engine_of", "validate_adp2sgd_schedule", "validate_dpscd_schedule",
+           "validate_fedsgd_dpc_schedule", "validate_schedule", "validate_vandijk_schedule"]
 
 #: The recipes of :data:`planner.recipes.RECIPES` whose plan runs on an engine here, and the engine's name.
 ENGINES = {"increasing-sizes": "van Dijk et al.'s Algorithms 1-4 (planner.simulate.vandijk)",
            "fedsgd-dpc": "Zhou et al.'s FedSGD-DPC (planner.simulate.fedsgd_dpc)",
-           "dpscd": "Damaskinos's DP-SCD (planner.simulate.dpscd)"}
+           "dpscd": "Damaskinos's DP-SCD (planner.simulate.dpscd)",
+           "adp2sgd": "Xu et al.'s A(DP)²SGD with its workers in round robin (planner.simulate.adp2sgd)"}
+#: Points of a plan's loss and accuracy curves: the model is evaluated on all the data every T/EVALUATIONS iterations
+#: (DP-SCD's and A(DP)²SGD's thousands of iterations are each far cheaper than an evaluation).
+EVALUATIONS = 20
 #: The regularisation λ of a DP-SCD plan's run: the thesis's logistic preset (planner.simulate.dpscd.DPSCD_PRESETS).
 DPSCD_REGULARIZATION = 0.01
 #: The samplings a DP-SCD plan may account, and the engine's name for each.
 DPSCD_SAMPLINGS = {"poisson": "poisson", "fixed_size": "fixed"}
+#: The sampling an A(DP)²SGD plan may account: the engine draws B of a worker's records without replacement (xu L108).
+ADP2SGD_SAMPLINGS = ("fixed_size",)
+#: The clipping norm G of an A(DP)²SGD plan's run: its rows have norm 1, so every per-example logistic gradient has
+#: norm ≤ 1 and clipping at G = 1 never binds (Theorem 2's G-Lipschitz f_i, xu L171).
+ADP2SGD_CLIPPING_NORM = 1.0
+#: Theorem 1's random worker (xu Algorithm 1 line 4, L107; Assumption 1.1's E over k, L125; Assumption 2.2, L139),
+#: which a plan's run gives up for the plan's ⌈T/K⌉ updates per worker.
+RANDOM_WORKER = Hypothesis(
+    "k^t drawn at random, independently of the past (the expectation over k in Assumptions 1.1 and 2.1-2.2)", False,
+    "the run's workers go in round robin, k^t = t mod K, so that each makes the plan's ceil(T/K) updates (or "
+    "floor(T/K)); rho is the spectral gap of a uniformly random k^t", "xu L107, L125, L135, L139")
 
 
 class SeedRounds:
@@ -84,18 +119,23 @@ class SeedRounds:
 
 def engine_of(schedule: Schedule) -> str:
     """The recipe whose engine runs ``schedule``: ``increasing-sizes`` (per-round sample sizes and a Gaussian noise
-    multiplier), ``fedsgd-dpc`` (clients per round and a Laplace scale) or ``dpscd`` (a DP-SCD plan's sample rate,
-    batch size and noise multiplier); ``ValueError`` for any other plan."""
+    multiplier), ``fedsgd-dpc`` (clients per round and a Laplace scale), ``dpscd`` (a DP-SCD plan's sample rate,
+    batch size and noise multiplier) or ``adp2sgd`` (an A(DP)²SGD plan's, with Xu's z beside σ); ``ValueError`` for
+    any other plan."""
     columns = set(schedule.change_points[0][1])
-    if schedule.metadata.get("recipe") == "dpscd" and {"sample_rate", "batch_size", "noise_multiplier"} <= columns:
+    recipe = schedule.metadata.get("recipe")
+    if recipe == "dpscd" and {"sample_rate", "batch_size", "noise_multiplier"} <= columns:
         return "dpscd"
+    if recipe == "adp2sgd" and {"sample_rate", "batch_size", "noise_multiplier", "noise_to_sensitivity"} <= columns:
+        return "adp2sgd"
     if {"sample_size", "noise_multiplier"} <= columns and schedule.privacy.get("mechanism") == "gaussian":
         return "increasing-sizes"
     if {"clients_per_round", "laplace_scale"} <= columns:
         return "fedsgd-dpc"
     raise ValueError(f"schedule must be a plan of one of the recipes {', '.join(ENGINES)} (sample_size and "
                      "noise_multiplier, or clients_per_round and laplace_scale per round, or sample_rate, "
-                     "batch_size and noise_multiplier with metadata recipe = dpscd); got the columns "
+                     "batch_size and noise_multiplier with metadata recipe = dpscd, or those and "
+                     "noise_to_sensitivity with metadata recipe = adp2sgd); got the columns "
                      f"{', '.join(sorted(columns))}: no engine runs this plan")
 
 
@@ -105,6 +145,13 @@ def _each_seed(seeds, run, progress: SeedRounds):
         runs.append(run(seed))
         progress.seed_done(len(runs), len(seeds))
     return tuple(runs)
+
+
+def _planned_clients(clients: int, planned: int, why: str) -> None:
+    """Refuse ``clients`` other than the plan's ``planned`` (``why``: what the plan made for that many)."""
+    if check_int("clients", clients, low=1) != planned:
+        raise ValueError(f"clients must be the plan's {planned} ({why} {planned} clients); got {clients}: give the "
+                         "plan's clients")
 
 
 def _clients_of_the_plan(dataset: Dataset, clients: int, client_size: int) -> None:
@@ -124,15 +171,16 @@ def _executed_sampling(privacy: dict, executed, engine: str) -> str:
     return sampling
 
 
-def _privacy_claims(runs, planned_epsilon: float, privacy: dict, accountant: str) -> tuple:
+def _privacy_claims(runs, planned_epsilon: float, privacy: dict, accountant: str, *,
+                    by: str = "bounds.accounting") -> tuple:
     """A plan's two privacy claims: the runs' ε of their executed releases ≤ ``planned_epsilon`` (the plan's
-    schedule by the same ``accountant``: the run made no more releases than planned), and the plan's own ε ≤ its
-    budget (its privacy block)."""
+    schedule by the same ``accountant``, the function ``by``: the run made no more releases than planned), and the
+    plan's own ε ≤ its budget (its privacy block)."""
     delta, sampling = privacy["delta"], privacy["sampling"]
     where = f"both {accountant.upper()} at delta = {delta:.4g}, {sampling} sampling executed and accounted"
     return (
         _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned_epsilon,
-                     "bounds.accounting on the executed releases vs the plan's schedule", where),
+                     f"{by} on the executed releases vs the plan's schedule", where),
         _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
                f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
                f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
@@ -193,9 +241,7 @@ def validate_fedsgd_dpc_schedule(*, schedule: Schedule, dataset: Dataset, client
     plan's. ``progress(done, total)`` is called per round over all seeds."""
     seeds = _seeds(seeds)
     constants = schedule.metadata["constants"]
-    if check_int("clients", clients, low=1) != constants["clients"]:
-        raise ValueError(f"clients must be the plan's {constants['clients']} (its constants and noise are for "
-                         f"{constants['clients']} clients); got {clients}")
+    _planned_clients(clients, constants["clients"], "its constants and noise are for")
     rows = schedule.rows()
     b = int(rows[0]["clients_per_round"])
     scales = [float(row["laplace_scale"]) for row in rows]
@@ -236,7 +282,7 @@ def validate_fedsgd_dpc_schedule(*, schedule: Schedule, dataset: Dataset, client
 
 
 def validate_dpscd_schedule(*, schedule: Schedule, dataset: Dataset, clipping_norm: float, seeds=(0,),
-                            progress=None, evaluations: int = 20) -> ValidationReport:
+                            progress=None, evaluations: int = EVALUATIONS) -> ValidationReport:
     """Run a dpscd plan's schedule on ``seeds`` (module docstring) over ``dataset``, the plan's N examples (all
     training, a binary task). ``progress(done, total)`` is called per iteration over all seeds."""
     seeds = _seeds(seeds)
@@ -273,11 +319,71 @@ def validate_dpscd_schedule(*, schedule: Schedule, dataset: Dataset, clipping_no
                             notes=notes)
 
 
+def validate_adp2sgd_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, learning_rate: float,
+                              seeds=(0,), progress=None) -> ValidationReport:
+    """Run an adp2sgd plan's schedule on ``seeds`` (module docstring) over ``dataset``, the plan's data (a binary task,
+    all of it training, rows scaled to norm 1), split into the plan's ``clients``, one worker each.
+
+    ``learning_rate`` is η̄, the step on the mean gradient (xu L112 with η = η̄/B; the plan does not choose it).
+    ``progress(done, total)`` is called per iteration over all seeds.
+    """
+    seeds = _seeds(seeds)
+    privacy, metadata = schedule.privacy, schedule.metadata
+    _executed_sampling(privacy, ADP2SGD_SAMPLINGS, "A(DP)²SGD")
+    workers, steps, client_size = int(metadata["workers"]), int(metadata["iterations"]), int(privacy["dataset_size"])
+    _planned_clients(clients, workers, "its per-worker epsilon is for one worker on each of its")
+    if workers < 3:
+        raise ValueError(f"clients must be >= 3 to validate an adp2sgd plan (its workers gossip on a ring, xu App. A "
+                         f"L309); got {clients}: plan with 3 clients or more")
+    _clients_of_the_plan(dataset, clients, client_size)
+    (_, values), = schedule.change_points
+    batch, sigma = int(values["batch_size"]), float(values["noise_multiplier"])
+    problem = _binary_unit_problem(dataset, clients, seeds[0])
+    graph = make_graph(topology="ring", workers=clients, seed=seeds[0])
+    delta = privacy["delta"]
+    counter = SeedRounds(progress, steps, len(seeds))
+    runs = _each_seed(seeds, lambda seed: run_adp2sgd(
+        problem=problem, graph=graph, steps=steps, batch_size=batch, learning_rate=learning_rate,
+        noise_multiplier=sigma / 2, clipping_norm=ADP2SGD_CLIPPING_NORM, staleness="fixed", max_staleness=0,
+        worker_order="round_robin", seed=seed, delta=delta, eval_every=max(1, steps // EVALUATIONS),
+        progress=counter.round_done), counter)
+    setting = xu.Setting(workers=workers, examples_per_worker=client_size, batch_size=batch, steps=steps, delta=delta,
+                         worker_steps=schedule.rounds)
+    planned = xu.tight_epsilon(setting=setting, noise_multiplier=sigma / 2, sampling="per_worker")
+    topology = xu.Topology(workers=workers, rho=spectral_gap(graph))
+    constants = theorem1_problem(problem)
+    theorem1 = theorem1_of_run(constants=constants, topology=topology, config=runs[0].config, staleness=0)(steps)
+    simulated = float(np.mean([run.column("grad_norm_sq").mean() for run in runs]))
+    claims = (*_privacy_claims(runs, planned.epsilon, privacy, "rdp", by="bounds.adp2sgd.tight_epsilon"),
+              _bound_claim("(1/T) sum_t E||grad F(theta^t)||^2 <= Theorem 1", simulated, _with(theorem1, RANDOM_WORKER),
+                           theorem1.source, f"mean over {len(seeds)} seeds, T = {steps}, eta_bar = {learning_rate:g}, "
+                           f"tau = 0, rho = {topology.rho:.6g}, terms "
+                           + ", ".join(f"{name} {value:.4g}" for name, value in theorem1.terms.items())))
+    table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None)
+    updates = runs[0].config["worker_updates"]
+    notes = (f"The plan's schedule ran as exported: T = {steps} iterations of K = {workers} workers in round robin "
+             f"({min(updates)} to {max(updates)} updates each; the plan's {schedule.rounds}), each update B = {batch} "
+             f"of the worker's N_c = {client_size} records without replacement at noise multiplier {sigma:g} (noise "
+             f"std / clipping norm on the sum of the batch; Xu's z = {sigma / 2:g}), on a ring, with no staleness, "
+             f"learning rate eta_bar = {learning_rate:g} (the plan does not choose it). The rows are scaled to norm 1, "
+             f"so clipping at G = {ADP2SGD_CLIPPING_NORM:g} never binds; all the plan's data train, so accuracy is on "
+             "the training data.",
+             f"The run's epsilon is the RDP upper bound of its busiest worker's releases (the engine's ledger: "
+             f"{planned.accountant}), which are the plan's: their {privacy['accountant'].upper()} ({privacy['bound']}) "
+             f"epsilon is the plan's {privacy['epsilon']:.6g} at delta = {delta:.4g}, the RDP bound "
+             f"{planned.epsilon / privacy['epsilon']:.3g} times that.",
+             f"Theorem 1 (xu L147) with {theorem1_constants_text(constants)}: it draws the active worker at random, "
+             "independently (L125, L139), and a run that keeps the plan's updates per worker takes them in turn, so "
+             "its bound is no guarantee here, whatever the numbers.")
+    return ValidationReport(algorithm="adp2sgd-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=notes, hypotheses=(*theorem1.hypotheses, RANDOM_WORKER))
+
+
 def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds, progress=None,
                       **options) -> ValidationReport:
     """The validation of ``schedule`` by the engine of its recipe (:func:`engine_of`); ``options`` (clipping_norm,
-    learning_rate, decay, step_rule) go to the van Dijk engine, the clipping norm alone to DP-SCD's (fedsgd-dpc runs
-    its plan's)."""
+    learning_rate, decay, step_rule) go to the van Dijk engine, the clipping norm alone to DP-SCD's, the learning rate
+    alone to A(DP)²SGD's (fedsgd-dpc runs its plan's)."""
     engine = engine_of(schedule)
     if engine == "increasing-sizes":
         return validate_vandijk_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
@@ -285,5 +391,8 @@ def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, see
     if engine == "dpscd":
         return validate_dpscd_schedule(schedule=schedule, dataset=dataset, seeds=seeds, progress=progress,
                                        clipping_norm=options["clipping_norm"])
+    if engine == "adp2sgd":
+        return validate_adp2sgd_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
+                                         progress=progress, learning_rate=options["learning_rate"])
     return validate_fedsgd_dpc_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
                                         progress=progress)

@@ -481,7 +481,8 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     worker_schedule = paper.schedule(with_privacy=False)  # one worker's updates, noise_multiplier = 2z
     points = tuple((start, {key: value for key, value in values.items() if key != "noise_std"} |
                     {"noise_to_sensitivity": sigma / 2}) for start, values in worker_schedule.change_points)
-    worker_schedule = Schedule(rounds=worker_schedule.rounds, change_points=points, metadata=worker_schedule.metadata,
+    worker_schedule = Schedule(rounds=worker_schedule.rounds, change_points=points,
+                               metadata={**worker_schedule.metadata, "recipe": "adp2sgd"},
                                statement=worker_schedule.statement)
     return RecipeResult(recipe="adp2sgd", source=xu.SOURCE, headline=headline, hypotheses=tuple(paper.hypotheses),
                         schedule=_with_run(worker_schedule, sigma, privacy, statement), statement=statement,

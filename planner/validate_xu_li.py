@@ -47,8 +47,8 @@ from fedplan.planner.simulate.quadratic import isotropic_quadratic
 from fedplan.planner.validate import QUANTILES, Claim, ValidationReport, _claim, _seeds
 from fedplan.planner.validate_damaskinos import STANDARD_ERRORS, _within
 
-__all__ = ["LI_MONTE_CARLO", "largest_theorem1_learning_rate", "validate_adp2sgd", "validate_audp",
-           "validate_li_monte_carlo", "validate_mapa"]
+__all__ = ["LI_MONTE_CARLO", "largest_theorem1_learning_rate", "theorem1_constants_text", "theorem1_of_run",
+           "theorem1_problem", "validate_adp2sgd", "validate_audp", "validate_li_monte_carlo", "validate_mapa"]
 
 #: Relative residual below which the mean identity counts as exact (spec xu S1).
 IDENTITY_TOLERANCE = 1e-12
@@ -60,12 +60,43 @@ CURVE_POINTS = 50
 
 def _binary_unit_problem(dataset: Dataset, clients: int, seed: int):
     if dataset.task != "binary":
-        raise ValueError(f"the Xu/Li validations need a binary data set (logistic loss); got task {dataset.task!r}")
+        raise ValueError(f"dataset must be a binary task for the Xu/Li validations (their runs train a logistic model "
+                         f"on unit rows); {dataset.name!r} is {dataset.task}: give binary data")
     return unit_norm_problem(dataset=dataset, clients=clients, seed=seed)
 
 
 def _row_norms(problem) -> list[np.ndarray]:
     return [np.sqrt(client.row_sq_norms) for client in problem.clients]
+
+
+def theorem1_problem(problem) -> xu.Problem:
+    """Theorem 1's constants (xu L129, L145) of a unit-row logistic problem (module docstring): L, F(w⁰) − F* ≤ F(0),
+    ς² ≤ max_k mean_{D_k}‖x‖², v² ≤ max_k (mean_{D_k}‖x‖)² and d."""
+    X = problem.stacked.X
+    norms = _row_norms(problem)
+    return xu.Problem(smoothness=problem.model.smoothness(X),
+                      initial_gap=problem.model.loss(X, problem.stacked.y, np.zeros(problem.model.dim)),
+                      variance=max(float(np.mean(n**2)) for n in norms),
+                      dissimilarity=max(float(np.mean(n)) for n in norms) ** 2, dimension=problem.model.dim)
+
+
+def theorem1_constants_text(constants: xu.Problem) -> str:
+    """The constants of :func:`theorem1_problem` in one line of a report's notes."""
+    return (f"L = {constants.smoothness:.4g}, F(w0) - F* <= {constants.initial_gap:.4g}, varsigma^2 <= "
+            f"{constants.variance:.4g}, v^2 <= {constants.dissimilarity:.4g}, d = {constants.dimension}")
+
+
+def theorem1_of_run(*, constants: xu.Problem, topology: xu.Topology, config: dict, staleness: int):
+    """Theorem 1 (xu L147) as a function of the horizon T' for a run of
+    :func:`~planner.simulate.adp2sgd.run_adp2sgd` (its ``config``), in the theorem's sum convention: η = η̄/B and
+    σ = B × the noise std the run adds to the mean gradient."""
+    eta, batch, std = config["learning_rate"], config["batch_size"], config["noise_std"]
+
+    def bound(horizon: int) -> xu.UtilityBound:
+        return xu.theorem1_bound(problem=constants, topology=topology, learning_rate=eta / batch, batch_size=batch,
+                                 steps=horizon, staleness=staleness, noise_std_sum=batch * std)
+
+    return bound
 
 
 def largest_theorem1_learning_rate(*, smoothness: float, topology: xu.Topology, staleness: int) -> float:
@@ -133,9 +164,8 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
     problem = _binary_unit_problem(dataset, workers, seeds[0])
     graph = make_graph(topology=topology, workers=workers, degree=degree, seed=seeds[0])
     shape = xu.Topology(workers=workers, rho=spectral_gap(graph))
-    X = problem.stacked.X
-    smoothness = problem.model.smoothness(X)
-    eta = (largest_theorem1_learning_rate(smoothness=smoothness, topology=shape, staleness=max_staleness)
+    constants = theorem1_problem(problem)
+    eta = (largest_theorem1_learning_rate(smoothness=constants.smoothness, topology=shape, staleness=max_staleness)
            if learning_rate is None else check_real("learning_rate", learning_rate, low=0.0, low_open=True))
     runs = tuple(run_adp2sgd(problem=problem, graph=graph, steps=steps, batch_size=batch_size, learning_rate=eta,
                              noise_multiplier=noise_multiplier, clipping_norm=clipping_norm, staleness=staleness,
@@ -143,17 +173,8 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
                              progress=progress)
                  for seed in seeds)
     norms = _row_norms(problem)
-    constants = xu.Problem(smoothness=smoothness, initial_gap=problem.model.loss(X, problem.stacked.y,
-                                                                                 np.zeros(problem.model.dim)),
-                           variance=max(float(np.mean(n**2)) for n in norms),
-                           dissimilarity=max(float(np.mean(n)) for n in norms) ** 2, dimension=problem.model.dim)
     tau = int(max(run.delays["max_delay"] for run in runs))
-    std = runs[0].config["noise_std"]
-
-    def bound(horizon: int):
-        return xu.theorem1_bound(problem=constants, topology=shape, learning_rate=eta / batch_size,
-                                 batch_size=batch_size, steps=horizon, staleness=tau, noise_std_sum=batch_size * std)
-
+    bound = theorem1_of_run(constants=constants, topology=shape, config=runs[0].config, staleness=tau)
     final = bound(steps)
     simulated = float(np.mean([run.column("grad_norm_sq").mean() for run in runs]))
     lipschitz = float(max(n.max() for n in norms))
@@ -175,8 +196,7 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
     notes = (f"per-sample gradient norm <= max||x|| = {lipschitz:.6g} <= G = {clipping_norm:g}: clipping never binds"
              if lipschitz <= clipping_norm * (1 + 1e-12) else
              f"max||x|| = {lipschitz:.6g} > G = {clipping_norm:g}: clipping may bind (biased gradients)",
-             f"Theorem 1 constants: L = {smoothness:.4g}, F(w0) - F* <= {constants.initial_gap:.4g}, "
-             f"varsigma^2 <= {constants.variance:.4g}, v^2 <= {constants.dissimilarity:.4g}, d = {constants.dimension}",
+             f"Theorem 1 constants: {theorem1_constants_text(constants)}",
              f"privacy (seed {seeds[0]}): {runs[0].privacy['statement']}")
     return ValidationReport(algorithm="adp2sgd", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
                             notes=notes, hypotheses=tuple(final.hypotheses))

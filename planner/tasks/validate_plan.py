@@ -50,7 +50,8 @@ class ValidatePlan(Request):
     """A plan's schedule run on its recipe's engine over the plan's data and clients, on several seeds."""
 
     command: ClassVar = ("validate", "plan")
-    summary: ClassVar = "run exactly a plan's schedule (increasing-sizes, fedsgd-dpc or dpscd) and check its claims"
+    summary: ClassVar = ("run exactly a plan's schedule (increasing-sizes, fedsgd-dpc, dpscd or adp2sgd) and check its "
+                         "claims")
 
     schedule: str | None = text(None, help=SCHEDULE_HELP + ", written by fedplan plan --out", metavar="FILE")
     plan_schedule: Schedule | None = api_value(help="API only: the plan's Schedule itself (instead of schedule)",
@@ -69,7 +70,8 @@ class ValidatePlan(Request):
                                                "(ℓ2; DP-SCD bounds each coordinate update by C); the plan's σ is "
                                                "noise std / C (fedsgd-dpc runs its plan's ξ₁)")
     learning_rate: float = learning_rate_field(0.15, help="increasing-sizes, where the schedule has no learning_rate: "
-                                               "η0 of η_t = η0/(1+βt) (van Dijk Table 2, L1852)")
+                                               "η0 of η_t = η0/(1+βt) (van Dijk Table 2, L1852); adp2sgd: η̄, the "
+                                               "step on the mean gradient (Xu L112)")
     decay: float = real(0.001, help="increasing-sizes: β of η_t = η0/(1+βt) or η0/(1+β√t)", low=0.0)
     step_rule: str = choice("inverse", help="increasing-sizes: inverse η0/(1+βt), inverse-sqrt η0/(1+β√t)",
                             choices=STEP_RULES)
@@ -94,18 +96,25 @@ class ValidatePlan(Request):
     def planned_updates(self) -> tuple[int, str]:
         """The client updates of the run, for the time limit and the page's estimate: increasing-sizes computes
         Σ_i s_i gradients on each client per seed; fedsgd-dpc fits θ* (:data:`FIT_UPDATES_PER_EXAMPLE` per training
-        example), then T rounds of b replies over a client's data (:data:`EXAMPLES_PER_UPDATE` examples an update)."""
+        example), then T rounds of b replies over a client's data (:data:`EXAMPLES_PER_UPDATE` examples an update);
+        adp2sgd makes T updates per seed, each with the gradient of F over all the examples (‖∇F(θ^t)‖², Theorem 1's
+        left side), :data:`EXAMPLES_PER_UPDATE` examples an update."""
         schedule, runs = self.loaded(), len(self.seeds)
         rows = schedule.rows()
-        if engine_of(schedule) == "dpscd":  # each iteration updates L coordinates and the shared vector
+        engine = engine_of(schedule)
+        if engine == "dpscd":  # each iteration updates L coordinates and the shared vector
             batch = int(rows[0]["batch_size"])
             return (schedule.rounds * batch * runs,
                     f"the plan's T={schedule.rounds} iterations × L={batch} coordinates × {runs} seeds")
-        if engine_of(schedule) == "increasing-sizes":
+        if engine == "increasing-sizes":
             per_client = sum(int(row["sample_size"]) for row in rows)
             return (per_client * self.clients * runs,
                     f"the plan's {per_client} gradients per client × clients={self.clients} × {runs} seeds")
         examples = self.features.shape[0] if self.features is not None else self.n_samples
+        if engine == "adp2sgd":
+            steps, full = int(schedule.metadata["iterations"]), math.ceil(examples / EXAMPLES_PER_UPDATE)
+            return (steps * (1 + full) * runs,
+                    f"the plan's T={steps} iterations × (1 update + ∇F over {examples} examples) × {runs} seeds")
         reply = math.ceil(examples / self.clients / EXAMPLES_PER_UPDATE)
         per_round = int(rows[0]["clients_per_round"])
         return (FIT_UPDATES_PER_EXAMPLE * examples + schedule.rounds * per_round * runs * reply,

@@ -317,7 +317,8 @@ def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
     assert not planner.exception and not planner.error
     assert any(text.startswith("Validating this plan is not available for Li et al.") and text.endswith(
         "validating a plan covers van Dijk et al.: increasing sample sizes, Zhou et al.: optimal T and b "
-        "(FedSGD-DPC) and Damaskinos: DP-SCD noise calibration.") for text in validation_captions(planner))
+        "(FedSGD-DPC), Damaskinos: DP-SCD noise calibration and Xu et al.: A(DP)²SGD closed-form noise.")
+        for text in validation_captions(planner))
     assert not [button for button in planner.button if button.label == "Validate this plan"]
 
 

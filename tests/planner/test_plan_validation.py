@@ -3,7 +3,8 @@
 The van Dijk schedule is written here by hand (sizes 10..29, σ = 2, N_c = 1000), so every expected number is computed
 independently: the ε of its releases by dp-accounting's RDP accountant, the step sizes η0/(1 + βt) by hand. The Zhou
 plan is the planner's default (ε = 1, 5 clients of 10 000 synthetic examples), whose printed bound U(1, 5) = 44.339
-test_recipes pins.
+test_recipes pins. The A(DP)²SGD plan (2 000 examples over 4 clients, batch 16, 2.5 epochs: T = 312 iterations, 78 per
+worker) is checked against dp-accounting's RDP of 78 without-replacement steps and Theorem 1 written out by hand.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def test_a_plan_over_its_budget_fails_and_the_wrong_clients_or_engine_are_refuse
     dpscd = Schedule.from_rows([{"sample_rate": 0.01, "batch_size": 16, "noise_multiplier": 1.0}] * 3,
                                privacy=PRIVACY)
     with pytest.raises(ValueError, match="^schedule must be a plan of one of the recipes increasing-sizes, "
-                                         "fedsgd-dpc, dpscd .*metadata recipe = dpscd.* no engine runs this plan$"):
+                                         "fedsgd-dpc, dpscd, adp2sgd .*metadata recipe = dpscd.*metadata recipe = "
+                                         "adp2sgd.* no engine runs this plan$"):
         engine_of(dpscd)
 
 
@@ -115,7 +117,7 @@ def test_validate_plan_on_the_command_line_reads_the_exported_plan(zhou_plan, tm
     assert output["claims"][0]["predicted"] == pytest.approx(44.339, abs=5e-4)
     code = main(["validate", "plan", "--schedule", str(path), "--clients", "4"])
     assert code == 2 and capsys.readouterr().err == ("fedplan: error: clients must be the plan's 5 (its constants and "
-                                                     "noise are for 5 clients); got 4\n")
+                                                     "noise are for 5 clients); got 4: give the plan's clients\n")
 
 
 def test_validate_vandijk_reports_progress_within_a_seed():
@@ -175,3 +177,79 @@ def test_a_dpscd_plan_is_refused_for_a_sampling_or_data_its_run_cannot_keep(dpsc
                     X_test=data.X_test, y_test=data.y_test)
     with pytest.raises(ValueError, match="^dataset must be a binary task to validate a DP-SCD plan"):
         validate_dpscd_schedule(schedule=dpscd_plan, dataset=three, clipping_norm=0.1)
+
+
+@pytest.fixture(scope="module")
+def adp2sgd_plan():
+    return Plan(recipe="adp2sgd", target_epsilon=1.0, n_samples=2000, n_features=4, clients=4).run().result.schedule
+
+
+def test_an_adp2sgd_plan_runs_its_iterations_in_round_robin_and_keeps_its_epsilon(adp2sgd_plan, data):
+    """T = ⌊2.5·2000/16⌋ = 312 iterations of 4 workers of 500 records: round robin gives each worker the plan's
+    ⌈312/4⌉ = 78 updates, so the run's ledger (RDP, WBK'19 Thm 27) is that of 78 steps sampling 16 of 500 without
+    replacement at Xu's z = σ/2 (dp-accounting's replace-one RDP here), and Theorem 1 is NO GUARANTEE (round robin)."""
+    from dp_accounting import NeighboringRelation, dp_event, rdp
+
+    from fedplan.planner.plan_validation import validate_adp2sgd_schedule
+
+    assert engine_of(adp2sgd_plan) == "adp2sgd" and adp2sgd_plan.rounds == 78
+    (_, values), = adp2sgd_plan.change_points
+    sigma = values["noise_multiplier"]
+    ticks = []
+    report = validate_adp2sgd_schedule(schedule=adp2sgd_plan, dataset=data, clients=4, learning_rate=0.5,
+                                       seeds=(0, 1), progress=lambda done, total: ticks.append((done, total)))
+    spent, budget, theorem1 = report.claims
+    assert spent.verdict == "PASS" and budget.verdict == "PASS" and not report.passed
+    for run in report.runs:
+        assert run.config["worker_updates"] == [78, 78, 78, 78] and max(run.privacy["worker_updates"]) == 78
+        assert (run.config["steps"], run.config["batch_size"], run.config["client_sizes"]) == (312, 16, [500] * 4)
+        assert run.config["noise_multiplier"] == sigma / 2 and run.config["worker_order"] == "round_robin"
+        assert run.config["topology"] == "ring" and run.config["staleness"] == "fixed"
+    accountant = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    accountant.compose(dp_event.SampledWithoutReplacementDpEvent(500, 16, dp_event.GaussianDpEvent(sigma / 2)), 78)
+    independent = accountant.get_epsilon(1e-6)
+    assert spent.predicted <= independent * (1 + 1e-9) and spent.predicted >= 0.9 * independent
+    assert spent.simulated == spent.predicted  # the busiest worker made exactly the plan's 78 updates
+    assert budget.simulated == adp2sgd_plan.privacy["epsilon"] <= 1.0 and budget.predicted == 1.0
+    # Theorem 1 on unit rows (L = 1/4, F(0) = log 2, varsigma^2, v^2 <= 1, d = 4), eta = 0.5/B, noise std sigma on
+    # the sum, K = 4, T = 312: 2 log2 K/(eta_bar T) + 2 eta_bar L/K (1/B + 6 + d (sigma/B)^2)
+    by_hand = 2 * np.log(2) * 4 / (0.5 * 312) + 2 * 0.5 * 0.25 / 4 * (1 / 16 + 6 + 4 * (sigma / 16) ** 2)
+    assert theorem1.predicted == pytest.approx(by_hand, rel=1e-9) and theorem1.verdict == "NO GUARANTEE"
+    assert any(name.startswith("k^t drawn at random") for name in theorem1.failing_hypotheses)
+    assert theorem1.simulated == pytest.approx(np.mean([run.column("grad_norm_sq").mean() for run in report.runs]))
+    assert ticks[-1] == (624, 624) and ticks[0][0] < 312  # per iteration over both seeds
+    assert {row["quantity"] for row in report.table} == {"accuracy", "loss"}
+
+
+def test_an_adp2sgd_plan_is_refused_for_other_clients_or_a_sampling_its_run_cannot_keep(adp2sgd_plan, data):
+    from fedplan.planner.plan_validation import validate_adp2sgd_schedule
+
+    with pytest.raises(ValueError, match=r"^clients must be the plan's 4 \(its per-worker epsilon is for one worker on "
+                                         r"each of its 4 clients\); got 5: give the plan's clients$"):
+        validate_adp2sgd_schedule(schedule=adp2sgd_plan, dataset=data, clients=5, learning_rate=0.5)
+    poisson = Schedule(rounds=adp2sgd_plan.rounds, change_points=adp2sgd_plan.change_points,
+                       metadata=adp2sgd_plan.metadata, privacy={**adp2sgd_plan.privacy, "sampling": "poisson"})
+    with pytest.raises(ValueError, match=r"^sampling must be one the A\(DP\)²SGD engine executes \(fixed_size\) to "
+                                         r"validate this plan; the plan accounts 'poisson'"):
+        validate_adp2sgd_schedule(schedule=poisson, dataset=data, clients=4, learning_rate=0.5)
+    three = Dataset(name="iris", task="multiclass", X_train=data.X_train, y_train=data.y_train % 3,
+                    X_test=data.X_test, y_test=data.y_test)
+    with pytest.raises(ValueError, match="^dataset must be a binary task .* 'iris' is multiclass"):
+        validate_adp2sgd_schedule(schedule=adp2sgd_plan, dataset=three, clients=4, learning_rate=0.5)
+    pair = Plan(recipe="adp2sgd", n_samples=2000, n_features=4, clients=2).run().result.schedule
+    with pytest.raises(ValueError, match=r"^clients must be >= 3 to validate an adp2sgd plan .*; got 2"):
+        validate_adp2sgd_schedule(schedule=pair, dataset=data, clients=2, learning_rate=0.5)
+
+
+def test_validate_plan_on_the_command_line_runs_an_exported_adp2sgd_plan(tmp_path, capsys):
+    path = tmp_path / "adp2sgd.json"
+    data = ["--n-samples", "2000", "--n-features", "4", "--clients", "4"]
+    assert main(["plan", "--recipe", "adp2sgd", *data, "--out", str(path)]) == 0
+    capsys.readouterr()
+    code = main(["validate", "plan", "--schedule", str(path), *data, "--learning-rate", "0.5", "--seeds", "0",
+                 "--json"])
+    output = json.loads(capsys.readouterr().out)
+    assert code == 0 and [claim["verdict"] for claim in output["claims"]] == ["PASS", "PASS", "NO GUARANTEE"]
+    assert output["runs"][0]["config"]["worker_updates"] == [78, 78, 78, 78]
+    code = main(["validate", "plan", "--schedule", str(path), "--n-samples", "2000", "--n-features", "4"])
+    assert code == 2 and capsys.readouterr().err.startswith("fedplan: error: clients must be the plan's 4 ")
