@@ -332,6 +332,8 @@ def validate_section(request: Plan, result, *, current: bool) -> None:
             form.field("clipping_norm", "Clipping norm C")
         elif result.recipe == "dpscd":  # nor DP-SCD's bound on a coordinate update
             form.field("clipping_norm", "Clipping norm C (bound on each coordinate update)")
+        elif result.recipe == "adp2sgd":  # nor A(DP)²SGD's step (its run clips unit rows at G = 1)
+            form.field("learning_rate", "Learning rate η̄")
         validation = None
         if current and seeds is not None:
             validation = form.build(plan_schedule=result.schedule, dataset=request.dataset,

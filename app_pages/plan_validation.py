@@ -259,6 +259,11 @@ def curve_caption(report, quantity: str, points: int) -> str | None:
     if quantity == "loss" and report.algorithm == "dpscd-plan":
         return ("No bound line on the loss: the DP-SCD plan's guarantee is its privacy, and Theorem 7's recursion "
                 "(Damaskinos L1498) bounds the ridge loss's dual suboptimality, not this logistic run.")
+    if quantity == "loss" and report.algorithm == "adp2sgd-plan":
+        return ("No bound line on accuracy or loss: the A(DP)²SGD plan's guarantee is its privacy, and Theorem 1 "
+                "(Xu L147) bounds the average squared gradient norm, not accuracy or loss, and only for workers drawn "
+                "at random (the NO GUARANTEE claim above: this run takes them in turn, to keep the plan's updates "
+                "per worker).")
     if quantity == "loss":
         return ("No bound line on accuracy or loss: the plan's theorems (van Dijk Theorems 3, 4/6) bound privacy "
                 "only, and the paper's convergence rate (Lemma 3, L725) bounds ‖w_t − w*‖², not accuracy or loss, "

@@ -312,6 +312,38 @@ def test_validate_this_plan_on_dpscd_runs_its_iterations_batches_and_noise(plann
                for text in validation_captions(planner))
 
 
+def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_per_worker(planner, monkeypatch):
+    """A(DP)²SGD's plan was "not available" to validate; its schedule now runs (2 000 examples over 4 workers, batch
+    16, 2.5 epochs: T = 312 iterations, 78 per worker in round robin, the tight σ), with the step η̄ as its one extra
+    input; Theorem 1 is NO GUARANTEE (it draws the workers at random)."""
+    files = capture_downloads(monkeypatch)
+    planner.selectbox(key="planner_recipe").set_value("adp2sgd")
+    next(box for box in planner.text_input if box.label == "Examples").set_value("2000")
+    next(box for box in planner.text_input if box.label == "Features").set_value("4")
+    planner.text_input(key="planner_clients").set_value("4").run()
+    assert not planner.exception and not planner.error
+    plan = json.loads(files["fedplan_adp2sgd.json"]())
+    assert (plan["rounds"], plan["metadata"]["iterations"]) == (78, 312)
+    labels = [box.label for box in planner.text_input]
+    assert labels[labels.index("Seeds to run"):] == ["Seeds to run", "Learning rate η̄"]
+    assert any(text.startswith("This run: about 25,584 client updates (the plan's T=312 iterations × (1 update + ∇F "
+                               "over 2000 examples) × 2 seeds)") for text in validation_captions(planner))
+    planner.text_input[-1].set_value("0.5")
+    planner.button(key="planner_validation_run").click().run()
+    assert not planner.exception and not planner.error
+    assert planner.info[-1].value == ("NO GUARANTEE: 2 of 3 claims pass; '(1/T) sum_t E||grad F(theta^t)||^2 <= "
+                                      "Theorem 1' is NO GUARANTEE: a hypothesis of its theorem fails, so the bound "
+                                      "promises nothing.")
+    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
+                      "the plan's epsilon <= the budget": "PASS",
+                      "(1/T) sum_t E||grad F(theta^t)||^2 <= Theorem 1": "NO GUARANTEE"}
+    exported = json.loads(files["fedplan_adp2sgd_validation.json"]())
+    assert exported["plan"]["rounds"] == 78 and exported["inputs"]["learning_rate"] == 0.5
+    assert any(text.startswith("No bound line on accuracy or loss: the A(DP)²SGD plan's guarantee is its privacy")
+               for text in validation_captions(planner))
+
+
 def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
     planner.selectbox(key="planner_recipe").set_value("mapa").run()
     assert not planner.exception and not planner.error
