@@ -30,7 +30,8 @@ accountant assumes (``xu.Setting.worker_steps``). It runs exactly a plan's sched
 (L125, L139).
 
 Records: one row per iteration with ``grad_norm_sq`` = ‖∇F(θ^t)‖² at the average model *before* update t
-(Theorem 1's θ^t, t = 0..T−1; F = (1/K) Σ_k F_k, clients of equal size make it the mean loss), ``worker``,
+(Theorem 1's θ^t, t = 0..T−1; F = (1/K) Σ_k F_k, clients of equal size make it the mean loss; a full pass over
+the data, so ``gradient_every`` = k computes it at t = 0, k, 2k, … only and records None elsewhere), ``worker``,
 ``partner`` and the staleness τ_t.
 
 Privacy (:func:`adp2sgd_ledger`): replace-one neighbours (xu Definition 1, L56). Headline: the tight
@@ -150,7 +151,7 @@ class _Reads:
 def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, learning_rate: float,
                 noise_multiplier: float, clipping_norm: float, staleness: str = "event", max_staleness: int = 0,
                 worker_order: str = "random", compute: Durations = DEFAULT_COMPUTE, seed: int = 0, delta: float = 1e-5,
-                eval_every: int = 1, progress=None) -> SimulationResult:
+                eval_every: int = 1, gradient_every: int = 1, progress=None) -> SimulationResult:
     """Simulate T iterations of A(DP)²SGD (module docstring).
 
     Parameters
@@ -170,6 +171,8 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     worker_order : {"random", "round_robin"}
         The paper's random k^t (xu L107), or k^t = t mod K (⌊T/K⌋ or ⌈T/K⌉ updates per worker), with a logical
         ``staleness`` only (module docstring).
+    eval_every, gradient_every : int
+        Evaluate loss and accuracy every ``eval_every`` iterations, ‖∇F(θ^t)‖² (a full pass) every ``gradient_every``.
     """
     start = wallclock.perf_counter()
     workers = graph.workers
@@ -187,6 +190,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
                          "staleness='event' whoever finishes first is active); got staleness='event'")
     tau = check_int("max_staleness", max_staleness, low=0)
     seed = check_int("seed", seed, low=0)
+    every = check_int("gradient_every", gradient_every, low=1)
     std = xu.noise_std(noise_multiplier=z, clipping_norm=clip, batch_size=batch) if z > 0 else 0.0
     rngs = spawn_generators(seed, 5)
     batch_rng, noise_rng, partner_rng = rngs[2:]
@@ -203,7 +207,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     try:
         with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
             for t in range(steps):
-                grad_norm_sq = float(np.sum(objective.gradient(theta) ** 2))
+                grad_norm_sq = float(np.sum(objective.gradient(theta) ** 2)) if t % every == 0 else None
                 k, read, delay = reads.next(t)
                 client = problem.clients[k]
                 rows = batch_rng.choice(client.size, batch, replace=False)
@@ -236,6 +240,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
               "rho": spectral_gap(graph), "steps": steps, "batch_size": batch, "learning_rate": eta,
               "noise_multiplier": z, "noise_std": std, "clipping_norm": clip, "staleness": mode, "worker_order": order,
               "max_staleness": tau if mode != "event" else None, "seed": seed, "eval_every": recorder.eval_every,
+              "gradient_every": every,
               "worker_updates": updates.tolist(), "mean_identity_residual": residual}
     return SimulationResult(algorithm="adp2sgd", rows=tuple(recorder.rows), final=final, privacy=privacy,
                             virtual_time=recorder.rows[-1]["time"] if recorder.rows else 0.0,

@@ -18,7 +18,7 @@ import numpy as np
 
 from fedplan.planner.export import load_schedule_file
 from fedplan.planner.limits import check_time
-from fedplan.planner.plan_validation import engine_of, validate_schedule
+from fedplan.planner.plan_validation import GRADIENTS, engine_of, validate_schedule
 from fedplan.planner.schedule import Schedule
 from fedplan.planner.simulate.data import SYNTHETIC_SETS, Dataset, _task_of
 from fedplan.planner.tasks.base import Report, Request, api_value, choice, count, real, text
@@ -97,8 +97,9 @@ class ValidatePlan(Request):
         """The client updates of the run, for the time limit and the page's estimate: increasing-sizes computes
         Σ_i s_i gradients on each client per seed; fedsgd-dpc fits θ* (:data:`FIT_UPDATES_PER_EXAMPLE` per training
         example), then T rounds of b replies over a client's data (:data:`EXAMPLES_PER_UPDATE` examples an update);
-        adp2sgd makes T updates per seed, each with the gradient of F over all the examples (‖∇F(θ^t)‖², Theorem 1's
-        left side), :data:`EXAMPLES_PER_UPDATE` examples an update."""
+        adp2sgd makes T updates per seed and computes the gradient of F over all the examples (‖∇F(θ^t)‖², Theorem 1's
+        left side) at :data:`~planner.plan_validation.GRADIENTS` of them, :data:`EXAMPLES_PER_UPDATE` examples an
+        update."""
         schedule, runs = self.loaded(), len(self.seeds)
         rows = schedule.rows()
         engine = engine_of(schedule)
@@ -113,8 +114,10 @@ class ValidatePlan(Request):
         examples = self.features.shape[0] if self.features is not None else self.n_samples
         if engine == "adp2sgd":
             steps, full = int(schedule.metadata["iterations"]), math.ceil(examples / EXAMPLES_PER_UPDATE)
-            return (steps * (1 + full) * runs,
-                    f"the plan's T={steps} iterations × (1 update + ∇F over {examples} examples) × {runs} seeds")
+            gradients = min(steps, GRADIENTS)
+            return ((steps + gradients * full) * runs,
+                    f"the plan's T={steps} iterations and ∇F over {examples} examples at {gradients} of them × {runs} "
+                    "seeds")
         reply = math.ceil(examples / self.clients / EXAMPLES_PER_UPDATE)
         per_round = int(rows[0]["clients_per_round"])
         return (FIT_UPDATES_PER_EXAMPLE * examples + schedule.rounds * per_round * runs * reply,

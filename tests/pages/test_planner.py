@@ -326,8 +326,8 @@ def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_
     assert (plan["rounds"], plan["metadata"]["iterations"]) == (78, 312)
     labels = [box.label for box in planner.text_input]
     assert labels[labels.index("Seeds to run"):] == ["Seeds to run", "Learning rate η̄"]
-    assert any(text.startswith("This run: about 25,584 client updates (the plan's T=312 iterations × (1 update + ∇F "
-                               "over 2000 examples) × 2 seeds)") for text in validation_captions(planner))
+    assert any(text.startswith("This run: about 16,624 client updates (the plan's T=312 iterations and ∇F over 2000 "
+                               "examples at 200 of them × 2 seeds)") for text in validation_captions(planner))
     planner.text_input[-1].set_value("0.5")
     planner.button(key="planner_validation_run").click().run()
     assert not planner.exception and not planner.error

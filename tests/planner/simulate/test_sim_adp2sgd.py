@@ -128,6 +128,16 @@ def test_random_order_is_the_default_and_can_load_one_worker_beyond_ceil_t_over_
     assert result.config["worker_order"] == "random" and max(result.config["worker_updates"]) > 3
 
 
+def test_gradient_every_k_computes_the_full_gradient_at_every_kth_iteration_of_the_same_run(data):
+    every = run(data, steps=30, staleness="fixed", max_staleness=0, worker_order="round_robin", seed=4)
+    third = run(data, steps=30, staleness="fixed", max_staleness=0, worker_order="round_robin", seed=4,
+                gradient_every=3)
+    assert third.config["gradient_every"] == 3
+    assert [row["grad_norm_sq"] is None for row in third.rows] == [t % 3 != 0 for t in range(30)]
+    assert [row["grad_norm_sq"] for row in third.rows[::3]] == [row["grad_norm_sq"] for row in every.rows[::3]]
+    assert every.final == third.final  # the same trajectory: the gradient norms draw no randomness
+
+
 def test_divergence_is_reported(data):
     result = run(data, learning_rate=1e308, noise_multiplier=100.0)
     assert result.diverged and "finite" in result.divergence
@@ -137,6 +147,7 @@ def test_divergence_is_reported(data):
     ({"steps": 0}, "steps"), ({"batch_size": 1000}, "batch_size"), ({"staleness": "late"}, "staleness"),
     ({"learning_rate": 0.0}, "learning_rate"), ({"workers": 5, "topology": "ring"}, "clients"),
     ({"worker_order": "fastest"}, "worker_order must be one of 'random', 'round_robin'; got 'fastest'"),
+    ({"gradient_every": 0}, "gradient_every must be"),
     ({"worker_order": "round_robin", "staleness": "event"},
      r"worker_order='round_robin' needs the logical view, staleness 'fixed' or 'uniform'.*got staleness='event'"),
 ])
