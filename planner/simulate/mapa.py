@@ -11,6 +11,14 @@ x_{t+1} = x_t − γ_t g̃ with staleness τ(t) = t − v (Fig. 2 L181: computed
 then sends x_{t+1} to that edge. ``tau_policy="drop"`` discards uploads with τ(t) > τ_max (Assumption 2,
 L100, erratum LI-19); a dropped upload still counts in the privacy ledger.
 
+Upload order (``upload_order``, :func:`run_mapa`): ``"random"`` draws the compute times as above, so the Cloud's
+FIFO buffer (li L92) lets a fast edge upload more than ⌈T/K⌉ times. ``"round_robin"`` gives every edge the same
+deterministic compute time (one unit, ``Durations("constant", 1.0)``; ties go to the lower edge index), so the edges
+finish in turn, k(t) = (t − 1) mod K at the 1-based update t, and edge k makes ⌊T/K⌋ or ⌈T/K⌉ uploads: the count
+of :func:`bounds.mapa.round_robin_uploads` that a plan's per-edge privacy assumes. Its staleness is measured, not
+set: the "cyclic delayed method" of the paper's simulations (li L401), τ(t) = k on edge k's first upload and K − 1
+after it.
+
 Step sizes and sensitivities: AUDP (:func:`run_audp`) keeps ΔS = 2G/b with clip G (Theorem 1 L189) and
 uses Eq. (10) (γ_t⁻¹ = L(τ_max+1) + √(Δ_b+1)√t, Theorem 2) or a constant γ (Theorem 4). MAPA
 (:func:`run_mapa`) follows the stages of :func:`bounds.mapa.mapa_schedule` (γ_s, ΔS_s by iteration); an
@@ -18,7 +26,9 @@ upload carries the ΔS it was computed with, possibly an earlier stage's (the Cl
 Algorithm 1 does).
 
 Records: one row per Cloud update t with ``grad_norm_sq`` ‖∇f(x_t)‖² before the update (Theorem 4 averages
-t = 1..T), ``objective`` f(x_{t+1}) after it (Theorem 2's corrected bound averages x_2..x_{T+1}, I-9),
+t = 1..T), ``objective`` f(x_{t+1}) after it (Theorem 2's corrected bound averages x_2..x_{T+1}, I-9; both a pass
+over all the data, so ``gradient_every`` = k computes them at x_t for t = 1, k + 1, 2k + 1, … and at each stage's
+first update only, and records None elsewhere),
 ``edge``, ``stage``, ``learning_rate``, ``sensitivity`` of the applied upload, its ``noise_moment``
 E‖η‖², ``clipped_fraction`` and, when the problem knows w*, ``distance`` ‖x_{t+1} − w*‖; f is the mean of
 the clients' mean losses.
@@ -47,11 +57,15 @@ from fedplan.planner.simulate.models import is_finite
 from fedplan.planner.simulate.problem import Problem
 from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
-__all__ = ["AUDP_STEPS", "PRESETS", "TAU_POLICIES", "l2_laplace_noise", "mapa_ledger", "plan_for_problem", "run_audp",
-           "run_mapa", "run_preset", "unit_logistic_constants"]
+__all__ = ["AUDP_STEPS", "PRESETS", "TAU_POLICIES", "UPLOAD_ORDERS", "l2_laplace_noise", "mapa_ledger",
+           "plan_for_problem", "run_audp", "run_mapa", "run_preset", "unit_logistic_constants"]
 
 TAU_POLICIES = ("none", "drop")
 AUDP_STEPS = ("eq10", "constant")
+#: Which edge uploads at each Cloud update (module docstring): random compute times, or equal ones (edges in turn).
+UPLOAD_ORDERS = ("random", "round_robin")
+#: The compute time of every edge under ``upload_order="round_robin"``: equal and deterministic (li L401).
+ROUND_ROBIN_COMPUTE = Durations("constant", 1.0)
 SOURCE = "Li et al., AUDP (li L151-181) and MAPA (Algorithm 1, li L345-383)"
 
 
@@ -74,8 +88,9 @@ def _edge_epsilons(epsilon, edges: int) -> np.ndarray:
 
 def _simulate(*, algorithm: str, problem: Problem, steps: int, batch: int, epsilons: np.ndarray, learning_rates,
               sensitivities, stages, max_staleness: int, tau_policy: str, compute: Durations, seed: int,
-              eval_every: int, progress, config: dict, delta_slack: float) -> SimulationResult:
+              eval_every: int, progress, config: dict, delta_slack: float, gradient_every: int = 1) -> SimulationResult:
     """The shared edge-cloud loop; ``learning_rates``/``sensitivities``/``stages`` are indexed by t − 1."""
+    every = check_int("gradient_every", gradient_every, low=1)
     start = wallclock.perf_counter()
     edges = problem.n_clients
     model = problem.model
@@ -120,7 +135,9 @@ def _simulate(*, algorithm: str, problem: Problem, steps: int, batch: int, epsil
                     x = x - gamma * upload
                     if not is_finite(x):
                         raise Diverged(f"the model stopped being finite at iteration {t}")
-                    value, gradient = objective.value(x), objective.gradient(x)
+                    value = gradient = None
+                    if t % every == 0 or (t < steps and stages[t] != stages[t - 1]):  # at x_{t+1}: module docstring
+                        value, gradient = objective.value(x), objective.gradient(x)
                     recorder.record(round=t - 1, time=now, w=x, staleness=staleness,
                                     noise=float(np.linalg.norm(upload - g)), force=t == steps)
                     recorder.rows[-1].update(
@@ -130,7 +147,7 @@ def _simulate(*, algorithm: str, problem: Problem, steps: int, batch: int, epsil
                         clipped_fraction=float(np.mean(factors < 1.0)))
                     if problem.w_star is not None:
                         recorder.rows[-1]["distance"] = float(np.linalg.norm(x - problem.w_star))
-                    grad_norm_sq = float(gradient @ gradient)
+                    grad_norm_sq = None if gradient is None else float(gradient @ gradient)
                     t += 1
                 pulled[k] = (t, x, float(sensitivities[min(t, steps) - 1]))
                 heapq.heappush(queue, (now + means[k] * stream.draw(), k))
@@ -141,7 +158,8 @@ def _simulate(*, algorithm: str, problem: Problem, steps: int, batch: int, epsil
     delays = [row["staleness"] for row in recorder.rows]
     config = {"source": SOURCE, **problem.describe(), "algorithm": algorithm, "iterations": steps,
               "batch_size": batch, "epsilon": epsilons.tolist(), "max_staleness": max_staleness,
-              "tau_policy": tau_policy, "seed": seed, "eval_every": recorder.eval_every, "uploads": uploads.tolist(),
+              "tau_policy": tau_policy, "seed": seed, "eval_every": recorder.eval_every, "gradient_every": every,
+              "uploads": uploads.tolist(),
               "dropped_uploads": dropped, **config}
     return SimulationResult(algorithm=algorithm, rows=tuple(recorder.rows), final=final,
                             privacy=mapa_ledger(uploads=uploads.tolist(), epsilon=epsilons.tolist(),
@@ -194,18 +212,34 @@ def run_audp(*, problem: Problem, iterations: int, batch_size: int, epsilon, cli
 
 
 def run_mapa(*, problem: Problem, plan: li.MapaSchedule, epsilon, tau_policy: str = "none",
-             compute: Durations = DEFAULT_COMPUTE, seed: int = 0, eval_every: int = 1,
-             progress=None) -> SimulationResult:
+             upload_order: str = "random", compute: Durations | None = None, seed: int = 0, eval_every: int = 1,
+             gradient_every: int = 1, progress=None) -> SimulationResult:
     """MAPA (li Algorithm 1) with the stages of ``plan`` (:func:`bounds.mapa.mapa_schedule` for these edges).
 
     ``epsilon`` is each edge's ε_k (one number or one per edge); the plan must have been made with the same
     ε (its min ε_k sets the noise moment), batch size, τ_max and ``num_edges`` = the problem's clients.
+
+    ``upload_order`` (module docstring): ``"random"``, with ``compute`` durations (default
+    :data:`~planner.simulate.engine.DEFAULT_COMPUTE`), or ``"round_robin"``, which sets equal deterministic compute
+    times itself (``compute`` must then be None). ``gradient_every`` = k computes ‖∇f(x_t)‖² and f at every k-th
+    update and each stage's first only (module docstring).
     """
     inputs = plan.inputs
     if inputs["num_edges"] != problem.n_clients:
         raise ValueError(f"the plan is for {inputs['num_edges']} edges but the problem has {problem.n_clients}")
     steps, batch, epsilons, tau, policy, seed = _common(problem, plan.iterations, inputs["batch_size"], epsilon,
                                                         inputs["max_staleness"], tau_policy, seed)
+    order = check_choice("upload_order", upload_order, UPLOAD_ORDERS)
+    if order == "round_robin":
+        if compute is not None:
+            raise ValueError(f"compute must be None with upload_order='round_robin' (round robin sets every edge's "
+                             f"compute time to one unit, li L401); got {compute!r}")
+        if policy == "drop" and problem.n_clients - 1 > tau:
+            raise ValueError(f"tau_policy='drop' with upload_order='round_robin' needs K - 1 <= max_staleness (round "
+                             f"robin's staleness is K - 1, so every upload after the first K would be dropped and the "
+                             f"run never end); got K = {problem.n_clients}, max_staleness = {tau}: use "
+                             "tau_policy='none'")
+        compute = ROUND_ROBIN_COMPUTE
     if not np.isclose(epsilons.min(), min(np.atleast_1d(inputs["epsilon"]))):
         raise ValueError("epsilon must have the same smallest value as the plan's epsilon")
     stage_of = np.concatenate([np.full(stage.iterations, stage.index) for stage in plan.stages])
@@ -213,10 +247,10 @@ def run_mapa(*, problem: Problem, plan: li.MapaSchedule, epsilon, tau_policy: st
     sensitivities = np.concatenate([np.full(stage.iterations, stage.sensitivity) for stage in plan.stages])
     return _simulate(algorithm="mapa", problem=problem, steps=steps, batch=batch, epsilons=epsilons,
                      learning_rates=rates, sensitivities=sensitivities, stages=stage_of, max_staleness=tau,
-                     tau_policy=policy, compute=compute, seed=seed, eval_every=eval_every, progress=progress,
-                     delta_slack=plan.privacy.delta_slack,
+                     tau_policy=policy, compute=compute or DEFAULT_COMPUTE, seed=seed, eval_every=eval_every,
+                     progress=progress, delta_slack=plan.privacy.delta_slack, gradient_every=gradient_every,
                      config={"stages": len(plan.stages), "noise_model": plan.noise_model,
-                             "update_rule": plan.update_rule, "theta": inputs["theta"]})
+                             "update_rule": plan.update_rule, "theta": inputs["theta"], "upload_order": order})
 
 
 #: Why the ledger states no with-replacement amplification (the accountant that models it is Gaussian-only).

@@ -1,5 +1,7 @@
 """AUDP/MAPA simulation (Li Alg. 1): FIFO staleness (TV-S1..S3), the L2-Laplace noise, stages, drops, ledger."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -81,6 +83,44 @@ def test_mapa_follows_its_plan_stage_by_stage(data):
     assert len(plan.stages) >= 2 and result.column("clipped_fraction").max() > 0
 
 
+def mapa_run(data, edges=4, iterations=10, max_staleness=None, **options):
+    problem = unit_norm_problem(dataset=data, clients=edges, seed=0)
+    plan = mapa.plan_for_problem(problem, epsilon=0.5, batch_size=4, iterations=iterations)  # tau_max = K
+    if max_staleness is not None:
+        plan = dataclasses.replace(plan, inputs={**plan.inputs, "max_staleness": max_staleness})
+    return plan, mapa.run_mapa(problem=problem, plan=plan, epsilon=0.5, **options)
+
+
+def test_round_robin_gives_every_edge_floor_or_ceil_of_t_over_k_uploads_and_the_planned_epsilon(data):
+    _, result = mapa_run(data, upload_order="round_robin", tau_policy="drop")
+    assert result.config["uploads"] == [3, 3, 2, 2] and result.config["upload_order"] == "round_robin"
+    assert result.column("edge").tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]  # k(t) = (t - 1) mod K
+    assert result.column("staleness").tolist() == [0, 1, 2, 3, 3, 3, 3, 3, 3, 3]  # cyclic delays, li L401
+    assert result.privacy["per_edge_optimal"][0] == composition.optimal_composition_epsilon(epsilon=0.5, count=3,
+                                                                                            delta=1e-5)
+    assert result.epsilon == 3 * 0.5 and result.config["dropped_uploads"] == 0
+
+
+def test_random_order_is_the_default_and_can_load_one_edge_beyond_ceil_t_over_k(data):
+    _, result = mapa_run(data, iterations=40)
+    assert result.config["upload_order"] == "random" and max(result.config["uploads"]) > 10
+
+
+def test_gradient_every_k_computes_the_full_pass_at_every_kth_update_and_each_stage_start(data):
+    plan, every = mapa_run(data, edges=5, iterations=600, upload_order="round_robin", seed=3)
+    _, third = mapa_run(data, edges=5, iterations=600, upload_order="round_robin", seed=3, gradient_every=3)
+    starts = {stage.start for stage in plan.stages}
+    assert len(starts) >= 2 and third.config["gradient_every"] == 3
+    # row t - 1 holds ||grad f(x_t)||^2, computed at t = 1, 4, 7, ... and at each stage's first update
+    assert [row["grad_norm_sq"] is not None for row in third.rows] == [(t - 1) % 3 == 0 or t in starts
+                                                                       for t in range(1, 601)]
+    assert [row["objective"] is not None for row in third.rows[:-1]] == [t % 3 == 0 or t + 1 in starts
+                                                                         for t in range(1, 600)]
+    assert all(a["grad_norm_sq"] == b["grad_norm_sq"] for a, b in zip(every.rows, third.rows, strict=True)
+               if b["grad_norm_sq"] is not None)
+    assert every.final == third.final  # the same trajectory: the full passes draw no randomness
+
+
 def test_mapa_ledger_reproduces_tv_a1_and_composes_with_bounds_composition():
     ledger = mapa.mapa_ledger(uploads=[5000] * 5, epsilon=0.1, delta_slack=1e-5, iterations=25_000)
     assert ledger["paper_global"] == pytest.approx(2500, rel=1e-12)
@@ -117,6 +157,20 @@ def test_ledger_counts_actual_uploads_per_edge_with_their_own_epsilon(data):
 def test_bad_options_raise(data, options, message):
     with pytest.raises(ValueError, match=message):
         audp(data, **options)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"upload_order": "fastest"}, "^upload_order must be one of 'random', 'round_robin'; got 'fastest'"),
+    ({"upload_order": "round_robin", "compute": Durations("constant", 1.0)},
+     r"^compute must be None with upload_order='round_robin' .*; got Durations\("),
+    ({"upload_order": "round_robin", "tau_policy": "drop", "max_staleness": 2},
+     r"^tau_policy='drop' with upload_order='round_robin' needs K - 1 <= max_staleness .*got K = 4, max_staleness = "
+     "2: use tau_policy='none'$"),
+    ({"gradient_every": 0}, "^gradient_every must be"),
+])
+def test_bad_mapa_options_raise(data, options, message):
+    with pytest.raises(ValueError, match=message):
+        mapa_run(data, **options)
 
 
 def test_plan_for_another_number_of_edges_is_rejected(data):
