@@ -30,6 +30,14 @@ paper's parameters; here every number of the run comes from the plan's schedule,
   1 and clipping norm G = 1 (which then never binds). The run's ledger (the RDP ε of its busiest worker, WBK'19 Thm
   27) ≤ the same accountant's ε of the plan's ⌈T/K⌉ updates, and the plan's tight ε ≤ the budget; the average
   ‖∇F(θ^t)‖² against Theorem 1 (L147), NO GUARANTEE: the theorem draws k^t at random, independently (L125, L139).
+* Li et al. (recipe ``mapa``, :func:`validate_mapa_schedule`): MAPA (li Algorithm 1, L345-383) for the plan's T Cloud
+  updates of its K edges (one per client), with its stages (γ_s, ΔS_s by iteration) and per-upload ε as exported,
+  the edges finishing in turn (equal deterministic compute times: k(t) = (t − 1) mod K, the paper's cyclic delays,
+  L401), so that each makes the plan's ⌈T/K⌉ uploads (or ⌊T/K⌋), on the logistic loss of the plan's binary data with
+  rows scaled to norm 1 (where L, σ and F₀ have closed-form bounds, :mod:`planner.validate_xu_li`). The run's ledger
+  (its busiest edge's uploads by optimal composition, as the plan composed them) ≤ the plan's, and the plan's ε ≤ the
+  budget; the mean ‖∇f(x_t)‖² of each stage against Theorem 4 (Eq. (14), L293) with the run's constants and the
+  plan's τ_max, a guarantee only while the measured staleness K − 1 ≤ τ_max and no per-sample gradient is clipped.
 
 Progress is reported per round over all seeds (:class:`SeedRounds`), so that a bar moves within the first seed.
 """
@@ -38,9 +46,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedplan.bounds import accounting
+from fedplan.bounds import accounting, composition
 from fedplan.bounds import adp2sgd as xu
 from fedplan.bounds import fedsgd_dpc as zhou
+from fedplan.bounds import mapa as li
 from fedplan.bounds.theorem import Hypothesis
 from fedplan.bounds.validation import check_int
 from fedplan.planner.schedule import Schedule
@@ -49,11 +58,13 @@ from fedplan.planner.simulate.data import Dataset
 from fedplan.planner.simulate.dpscd import make_dual_problem, run_dpscd
 from fedplan.planner.simulate.fedsgd_dpc import run_fedsgd_dpc
 from fedplan.planner.simulate.graphs import make_graph, spectral_gap
+from fedplan.planner.simulate.mapa import run_mapa, unit_logistic_constants
 from fedplan.planner.simulate.problem import make_problem
 from fedplan.planner.simulate.records import _accountant_for, merge_releases
 from fedplan.planner.simulate.vandijk import SAMPLINGS as VANDIJK_SAMPLINGS
 from fedplan.planner.simulate.vandijk import inputs_from_schedule, run_vandijk
 from fedplan.planner.validate import (
+    COMPOSITION_ROUNDING,
     ValidationReport,
     _claim,
     _curve_rows,
@@ -65,27 +76,33 @@ from fedplan.planner.validate import (
 from fedplan.planner.validate_xu_li import (
     _binary_unit_problem,
     _bound_claim,
+    _staleness_hypothesis,
     _with,
     theorem1_constants_text,
     theorem1_of_run,
     theorem1_problem,
+    theorem4_stage_claims,
 )
 from fedplan.planner.vandijk import round_step_sizes
 
 __all__ = ["ENGINES", "SeedRounds", "engine_of", "validate_adp2sgd_schedule", "validate_dpscd_schedule",
-           "validate_fedsgd_dpc_schedule", "validate_schedule", "validate_vandijk_schedule"]
+           "validate_fedsgd_dpc_schedule", "validate_mapa_schedule", "validate_schedule", "validate_vandijk_schedule"]
 
 #: The recipes of :data:`planner.recipes.RECIPES` whose plan runs on an engine here, and the engine's name.
 ENGINES = {"increasing-sizes": "van Dijk et al.'s Algorithms 1-4 (planner.simulate.vandijk)",
            "fedsgd-dpc": "Zhou et al.'s FedSGD-DPC (planner.simulate.fedsgd_dpc)",
            "dpscd": "Damaskinos's DP-SCD (planner.simulate.dpscd)",
-           "adp2sgd": "Xu et al.'s A(DP)²SGD with its workers in round robin (planner.simulate.adp2sgd)"}
+           "adp2sgd": "Xu et al.'s A(DP)²SGD with its workers in round robin (planner.simulate.adp2sgd)",
+           "mapa": "Li et al.'s MAPA with its edges in round robin (planner.simulate.mapa)"}
 #: Points of a plan's loss and accuracy curves: the model is evaluated on all the data every T/EVALUATIONS iterations
-#: (DP-SCD's and A(DP)²SGD's thousands of iterations are each far cheaper than an evaluation).
+#: (DP-SCD's, A(DP)²SGD's and MAPA's thousands of iterations are each far cheaper than an evaluation).
 EVALUATIONS = 20
-#: Iterations of an A(DP)²SGD plan's run at which ‖∇F(θ^t)‖² is computed (every T/GRADIENTS-th): each is a pass over
-#: all the data, which every iteration would make the default plan's 2 seeds take 40 s instead of seconds.
+#: Iterations of an A(DP)²SGD or MAPA plan's run at which ‖∇F(θ^t)‖² is computed (every T/GRADIENTS-th): each is a
+#: pass over all the data, which every iteration would make the default plans' 2 seeds take 40 s (A(DP)²SGD) or 55 s
+#: (MAPA: f(x_t) as well) instead of seconds.
 GRADIENTS = 200
+#: The name of a plan's first privacy claim: the run spent no more than the plan's schedule by the plan's accountant.
+SPENT_CLAIM = "spent epsilon <= the plan's schedule, same accountant"
 #: The regularisation λ of a DP-SCD plan's run: the thesis's logistic preset (planner.simulate.dpscd.DPSCD_PRESETS).
 DPSCD_REGULARIZATION = 0.01
 #: The samplings a DP-SCD plan may account, and the engine's name for each.
@@ -123,14 +140,16 @@ class SeedRounds:
 def engine_of(schedule: Schedule) -> str:
     """The recipe whose engine runs ``schedule``: ``increasing-sizes`` (per-round sample sizes and a Gaussian noise
     multiplier), ``fedsgd-dpc`` (clients per round and a Laplace scale), ``dpscd`` (a DP-SCD plan's sample rate,
-    batch size and noise multiplier) or ``adp2sgd`` (an A(DP)²SGD plan's, with Xu's z beside σ); ``ValueError`` for
-    any other plan."""
+    batch size and noise multiplier), ``adp2sgd`` (an A(DP)²SGD plan's, with Xu's z beside σ) or ``mapa`` (a MAPA
+    plan's stages: stage, learning rate γ_s, sensitivity ΔS_s and batch size); ``ValueError`` for any other plan."""
     columns = set(schedule.change_points[0][1])
     recipe = schedule.metadata.get("recipe")
     if recipe == "dpscd" and {"sample_rate", "batch_size", "noise_multiplier"} <= columns:
         return "dpscd"
     if recipe == "adp2sgd" and {"sample_rate", "batch_size", "noise_multiplier", "noise_to_sensitivity"} <= columns:
         return "adp2sgd"
+    if recipe == "mapa" and {"stage", "learning_rate", "sensitivity", "batch_size"} <= columns:
+        return "mapa"
     if {"sample_size", "noise_multiplier"} <= columns and schedule.privacy.get("mechanism") == "gaussian":
         return "increasing-sizes"
     if {"clients_per_round", "laplace_scale"} <= columns:
@@ -138,7 +157,8 @@ def engine_of(schedule: Schedule) -> str:
     raise ValueError(f"schedule must be a plan of one of the recipes {', '.join(ENGINES)} (sample_size and "
                      "noise_multiplier, or clients_per_round and laplace_scale per round, or sample_rate, "
                      "batch_size and noise_multiplier with metadata recipe = dpscd, or those and "
-                     "noise_to_sensitivity with metadata recipe = adp2sgd); got the columns "
+                     "noise_to_sensitivity with metadata recipe = adp2sgd, or stage, learning_rate, sensitivity and "
+                     "batch_size with metadata recipe = mapa); got the columns "
                      f"{', '.join(sorted(columns))}: no engine runs this plan")
 
 
@@ -182,12 +202,26 @@ def _privacy_claims(runs, planned_epsilon: float, privacy: dict, accountant: str
     delta, sampling = privacy["delta"], privacy["sampling"]
     where = f"both {accountant.upper()} at delta = {delta:.4g}, {sampling} sampling executed and accounted"
     return (
-        _spent_claim("spent epsilon <= the plan's schedule, same accountant", runs, planned_epsilon,
-                     f"{by} on the executed releases vs the plan's schedule", where),
-        _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
-               f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
-               f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = {delta:.4g}"),
+        _spent_claim(SPENT_CLAIM, runs, planned_epsilon, f"{by} on the executed releases vs the plan's schedule",
+                     where),
+        _budget_claim(privacy),
     )
+
+
+def _budget_claim(privacy: dict):
+    """The plan's own ε (its privacy block) ≤ its budget."""
+    return _claim("the plan's epsilon <= the budget", privacy["epsilon"], privacy["target_epsilon"], "<=",
+                  f"the plan's privacy block ({privacy['accountant']}, {privacy['bound']})",
+                  f"{privacy['accountant'].upper()} ({privacy['bound']}) of the same releases at delta = "
+                  f"{privacy['delta']:.4g}")
+
+
+def _full_passes(steps: int, first: int) -> tuple[int, str]:
+    """Every how many of a run's ``steps`` iterations the full gradient is computed (:data:`GRADIENTS` of them), and
+    which t that makes from the ``first`` (0 or 1, the paper's numbering), for a claim's detail."""
+    every = max(1, steps // GRADIENTS)
+    return every, ("every iteration" if every == 1 else
+                   f"t = {first}, {first + every}, {first + 2 * every}, ... (every {every}th iteration)")
 
 
 def validate_vandijk_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, clipping_norm: float,
@@ -345,7 +379,7 @@ def validate_adp2sgd_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
     graph = make_graph(topology="ring", workers=clients, seed=seeds[0])
     delta = privacy["delta"]
     counter = SeedRounds(progress, steps, len(seeds))
-    every = max(1, steps // GRADIENTS)
+    every, sampled = _full_passes(steps, 0)
     runs = _each_seed(seeds, lambda seed: run_adp2sgd(
         problem=problem, graph=graph, steps=steps, batch_size=batch, learning_rate=learning_rate,
         noise_multiplier=sigma / 2, clipping_norm=ADP2SGD_CLIPPING_NORM, staleness="fixed", max_staleness=0,
@@ -358,7 +392,6 @@ def validate_adp2sgd_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
     constants = theorem1_problem(problem)
     theorem1 = theorem1_of_run(constants=constants, topology=topology, config=runs[0].config, staleness=0)(steps)
     simulated = float(np.mean([np.nanmean(run.column("grad_norm_sq")) for run in runs]))
-    sampled = "every iteration" if every == 1 else f"t = 0, {every}, {2 * every}, ... (every {every}th iteration)"
     claims = (*_privacy_claims(runs, planned.epsilon, privacy, "rdp", by="bounds.adp2sgd.tight_epsilon"),
               _bound_claim("(1/T) sum_t E||grad F(theta^t)||^2 <= Theorem 1", simulated, _with(theorem1, RANDOM_WORKER),
                            theorem1.source, f"mean over {len(seeds)} seeds and over {sampled}, T = {steps}, "
@@ -385,11 +418,83 @@ def validate_adp2sgd_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
                             notes=notes, hypotheses=(*theorem1.hypotheses, RANDOM_WORKER))
 
 
+def _mapa_plan(schedule: Schedule) -> li.MapaSchedule:
+    """A mapa plan's stages as exported (its ``metadata["stages"]``, γ_s and ΔS_s as computed by
+    :func:`bounds.mapa.mapa_schedule`, whose ``p`` the export names ``P``), with its inputs, hypotheses and notes;
+    the round-robin totals are :func:`bounds.mapa.composition_totals` of its inputs (nothing is planned again)."""
+    metadata = schedule.metadata
+    inputs = metadata["inputs"]
+    stages = tuple(li.Stage(**{key: value for key, value in row.items() if key != "P"}, p=row["P"])
+                   for row in metadata["stages"])
+    return li.MapaSchedule(
+        stages=stages, privacy=li.composition_totals(epsilon=inputs["epsilon"], iterations=inputs["iterations"],
+                                                     num_edges=inputs["num_edges"], delta_slack=inputs["delta_slack"]),
+        inputs=inputs, noise_model=metadata["noise_model"], update_rule=metadata["update_rule"],
+        p_reference=metadata["p_reference"], hypotheses=tuple(Hypothesis(**row) for row in metadata["hypotheses"]),
+        notes=tuple(metadata["notes"]))
+
+
+def validate_mapa_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds=(0,),
+                           progress=None) -> ValidationReport:
+    """Run a mapa plan's schedule on ``seeds`` (module docstring) over ``dataset``, the plan's data (a binary task
+    with the plan's N features, all of it training, rows scaled to norm 1), split into the plan's ``clients``, one
+    edge each. ``progress(done, total)`` is called per Cloud update over all seeds."""
+    seeds = _seeds(seeds)
+    privacy, plan = schedule.privacy, _mapa_plan(schedule)
+    edges, steps, dim = plan.inputs["num_edges"], plan.iterations, plan.inputs["model_dim"]
+    _planned_clients(clients, edges, "its per-upload epsilon and stages are for one edge on each of its")
+    if privacy["accountant"] != "optimal":
+        raise ValueError(f"the plan's privacy accountant must be 'optimal' (the mapa recipe's composition of an edge's "
+                         f"uploads); got {privacy['accountant']!r}: plan with the mapa recipe")
+    if dataset.X_train.shape[1] != dim:
+        raise ValueError(f"dataset must have the plan's N = {dim} features (its noise moment is for a model in R^N); "
+                         f"{dataset.name!r} has {dataset.X_train.shape[1]}: give the plan's data")
+    problem = _binary_unit_problem(dataset, clients, seeds[0])
+    smoothness, sigma, gap = unit_logistic_constants(problem)
+    per_upload, releases, delta = privacy["epsilon_per_release"], privacy["releases"], privacy["delta"]
+    counter = SeedRounds(progress, steps, len(seeds))
+    every, sampled = _full_passes(steps, 1)
+    runs = _each_seed(seeds, lambda seed: run_mapa(
+        problem=problem, plan=plan, epsilon=per_upload, upload_order="round_robin", seed=seed,
+        eval_every=max(1, steps // EVALUATIONS), gradient_every=every, progress=counter.round_done), counter)
+    planned = composition.optimal_composition_epsilon(epsilon=per_upload, count=releases, delta=delta)
+    spent = max(max(run.privacy["per_edge_optimal"]) for run in runs)
+    busiest = max(max(run.privacy["uploads_per_edge"]) for run in runs)
+    tau = plan.inputs["max_staleness"]
+    staleness = _staleness_hypothesis(runs, tau)
+    theorem4, stages = theorem4_stage_claims(
+        plan.stages, runs, sigma=sigma, batch_size=plan.inputs["batch_size"], smoothness=smoothness,
+        max_staleness=tau, initial_gap=gap, staleness=staleness,
+        sampled=f" (mean over {len(seeds)} seeds and {sampled}" + (", and the stage's first)" if every > 1 else ")"))
+    claims = (_claim(SPENT_CLAIM, spent, planned, "<=", "bounds.composition.optimal_composition_epsilon (Kairouz et "
+                     "al.) of the busiest edge's uploads vs the plan's", f"{busiest} uploads vs the plan's {releases} "
+                     f"at epsilon = {per_upload:.6g} each, delta = {delta:.4g}",
+                     slack=COMPOSITION_ROUNDING * planned),
+              _budget_claim(privacy), *theorem4)
+    table = _curve_rows(runs, "accuracy", None) + _curve_rows(runs, "loss", None) + stages
+    updates = runs[0].config["uploads"]
+    notes = (f"The plan's schedule ran as exported: T = {steps} Cloud updates of K = {edges} edges in turn (equal "
+             f"compute times, the paper's cyclic delays, li L401: {min(updates)} to {max(updates)} uploads each; the "
+             f"plan's {releases}), each a mean of b = {plan.inputs['batch_size']} per-sample gradients drawn with "
+             f"replacement, clipped at C_s = b Delta S_s / 2, with L2-Laplace noise at the plan's per-upload epsilon "
+             f"{per_upload:.6g}, through its {len(plan.stages)} stages (gamma_s, Delta S_s as exported). The rows are "
+             "scaled to norm 1; all the plan's data train, so accuracy is on the training data.",
+             f"The run's epsilon is its busiest edge's uploads composed as the plan composed them (optimal "
+             f"composition at delta = {delta:.4g}), for the paper's neighbouring mini-batches; the plan's is "
+             f"{privacy['epsilon']:.6g} of a budget {privacy['target_epsilon']:g}.",
+             f"Theorem 4 (li Eq. (14), L293) with this run's constants: L = {smoothness:.4g}, sigma <= {sigma:.4g}, "
+             f"F0 <= f(0) = {gap:.4g} (the plan assumed the paper's L = {plan.inputs['smoothness']:g}, sigma = "
+             f"{plan.inputs['sigma']:g}, F0 = {plan.inputs['initial_gap']:g}) and the plan's tau_max = {tau}; round "
+             f"robin's staleness is K - 1 = {edges - 1}.")
+    return ValidationReport(algorithm="mapa-plan", seeds=seeds, claims=claims, table=tuple(table), runs=runs,
+                            notes=notes, hypotheses=(*plan.hypotheses, staleness))
+
+
 def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, seeds, progress=None,
                       **options) -> ValidationReport:
     """The validation of ``schedule`` by the engine of its recipe (:func:`engine_of`); ``options`` (clipping_norm,
     learning_rate, decay, step_rule) go to the van Dijk engine, the clipping norm alone to DP-SCD's, the learning rate
-    alone to A(DP)²SGD's (fedsgd-dpc runs its plan's)."""
+    alone to A(DP)²SGD's (fedsgd-dpc and mapa run their plan's)."""
     engine = engine_of(schedule)
     if engine == "increasing-sizes":
         return validate_vandijk_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
@@ -400,5 +505,8 @@ def validate_schedule(*, schedule: Schedule, dataset: Dataset, clients: int, see
     if engine == "adp2sgd":
         return validate_adp2sgd_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
                                          progress=progress, learning_rate=options["learning_rate"])
+    if engine == "mapa":
+        return validate_mapa_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
+                                      progress=progress)
     return validate_fedsgd_dpc_schedule(schedule=schedule, dataset=dataset, clients=clients, seeds=seeds,
                                         progress=progress)

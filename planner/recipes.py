@@ -556,8 +556,8 @@ def plan_mapa_recipe(request: RecipeInputs) -> RecipeResult:
                  f"budget unused; the paper's per-upload ε = {paper_upload:.6g} composes to {paper_spent:.6g} "
                  f"({100 * headline['paper_unused_budget']:.1f} % unused). {plan.statement()}")
     schedule = plan.schedule()
-    schedule = Schedule(rounds=schedule.rounds, change_points=schedule.change_points, metadata=schedule.metadata,
-                        statement=statement,
+    schedule = Schedule(rounds=schedule.rounds, change_points=schedule.change_points,
+                        metadata={**schedule.metadata, "recipe": "mapa"}, statement=statement,
                         privacy=_laplace_privacy(unit="batch", relation="replace_one", per_release=per_upload,
                                                  releases=most, delta=delta,
                                                  epsilon=spent, accountant="optimal", target=request.target_epsilon))

@@ -48,7 +48,8 @@ from fedplan.planner.validate import QUANTILES, Claim, ValidationReport, _claim,
 from fedplan.planner.validate_damaskinos import STANDARD_ERRORS, _within
 
 __all__ = ["LI_MONTE_CARLO", "largest_theorem1_learning_rate", "theorem1_constants_text", "theorem1_of_run",
-           "theorem1_problem", "validate_adp2sgd", "validate_audp", "validate_li_monte_carlo", "validate_mapa"]
+           "theorem1_problem", "theorem4_stage_claims", "validate_adp2sgd", "validate_audp", "validate_li_monte_carlo",
+           "validate_mapa"]
 
 #: Relative residual below which the mean identity counts as exact (spec xu S1).
 IDENTITY_TOLERANCE = 1e-12
@@ -309,6 +310,39 @@ def _theorem2_claims(problem, runs, *, smoothness, tau, db, staleness, notes):
     return claims, _running_rows(runs, "objective", lambda horizon: predicted(horizon) + f_star), hypotheses
 
 
+def theorem4_stage_claims(stages, runs, *, sigma: float, batch_size: int, smoothness: float, max_staleness: int,
+                          initial_gap: float, staleness, sampled: str = "") -> tuple[list, list]:
+    """Theorem 4 (li Eq. (14), L293) stage by stage against a MAPA run's (1/T_s) Σ E‖∇f(x_t)‖² over each stage's
+    updates (:func:`~planner.simulate.mapa.run_mapa` records; the mean of those computed, ``sampled`` says which):
+    T = the stage's updates, γ_s, F₀ = E f(x at the stage start) − 0 (``initial_gap`` for the first; f ≥ 0),
+    Δ_b = σ²/b + the largest noise moment the stage applied (late uploads from an earlier stage carry more noise, li
+    I-4), with the ``staleness`` hypothesis of the runs and unbiased uploads (no clipping, li L235, L757; LI-9).
+    The claims, and one table row per stage with the paper's heuristic G'_s² and the clipped share."""
+    claims, table = [], []
+    for stage in stages:
+        rows = slice(stage.start - 1, stage.end)
+        simulated = float(np.mean([np.nanmean(run.column("grad_norm_sq")[rows]) for run in runs]))
+        start_value = float(np.mean([initial_gap if stage.start == 1 else run.column("objective")[stage.start - 2]
+                                     for run in runs]))
+        moment = max(float(run.column("noise_moment")[rows].max()) for run in runs)
+        clipped = max(float(run.column("clipped_fraction")[rows].max()) for run in runs)
+        db = sigma**2 / batch_size + moment
+        result = li.theorem4_bound(iterations=stage.iterations, learning_rate=stage.learning_rate,
+                                   initial_gap=start_value, delta_b=db, smoothness=smoothness,
+                                   max_staleness=max_staleness)
+        unbiased = hypothesis("share of clipped per-sample gradients = 0 (unbiased uploads)", clipped, "<=", 0.0,
+                              "li L235, L757; erratum LI-9")
+        claims.append(_bound_claim(f"stage {stage.index}: mean E||grad f(x_t)||^2 <= Theorem 4", simulated,
+                                   _with(result, staleness, unbiased), result.source,
+                                   f"{stage.iterations} updates{sampled}, gamma = {stage.learning_rate:.4g}, "
+                                   f"Delta S = {stage.sensitivity:.4g}, Delta_b = {db:.4g}, F0 = {start_value:.4g}"))
+        table.append({"quantity": "stage", "stage": stage.index, "start": stage.start, "iterations": stage.iterations,
+                      "simulated": simulated, "theorem4": result.value,
+                      "paper_G_prime_sq": stage.gradient_norm_bound**2, "planned_length": stage.length,
+                      "clipped_fraction_max": clipped})
+    return claims, table
+
+
 def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, batch_size: int = 16,
                   epsilon=5.0, theta: float = 0.5, delta: float = 1e-3, initial_clip: float | None = 1.0,
                   compute: Durations | None = None, tau_policy: str = "drop", seeds=(0, 1, 2),
@@ -329,27 +363,9 @@ def validate_mapa(*, dataset: Dataset, edges: int = 5, iterations: int = 5000, b
     runs = tuple(run_mapa(problem=problem, plan=plan, epsilon=epsilon, tau_policy=tau_policy, compute=timing,
                           seed=seed, progress=progress) for seed in seeds)
     staleness = _staleness_hypothesis(runs, edges)
-    claims, table = [], []
-    for stage in plan.stages:
-        rows = slice(stage.start - 1, stage.end)
-        simulated = float(np.mean([run.column("grad_norm_sq")[rows].mean() for run in runs]))
-        start_value = float(np.mean([gap if stage.start == 1 else run.column("objective")[stage.start - 2]
-                                     for run in runs]))
-        moment = max(float(run.column("noise_moment")[rows].max()) for run in runs)
-        clipped = max(float(run.column("clipped_fraction")[rows].max()) for run in runs)
-        db = sigma**2 / batch_size + moment
-        result = li.theorem4_bound(iterations=stage.iterations, learning_rate=stage.learning_rate,
-                                   initial_gap=start_value, delta_b=db, smoothness=smoothness, max_staleness=edges)
-        unbiased = hypothesis("share of clipped per-sample gradients = 0 (unbiased uploads)", clipped, "<=", 0.0,
-                              "li L235, L757; erratum LI-9")
-        claims.append(_bound_claim(f"stage {stage.index}: mean E||grad f(x_t)||^2 <= Theorem 4", simulated,
-                                   _with(result, staleness, unbiased), result.source,
-                                   f"{stage.iterations} updates, gamma = {stage.learning_rate:.4g}, "
-                                   f"Delta S = {stage.sensitivity:.4g}, Delta_b = {db:.4g}, F0 = {start_value:.4g}"))
-        table.append({"quantity": "stage", "stage": stage.index, "start": stage.start, "iterations": stage.iterations,
-                      "simulated": simulated, "theorem4": result.value,
-                      "paper_G_prime_sq": stage.gradient_norm_bound**2, "planned_length": stage.length,
-                      "clipped_fraction_max": clipped})
+    claims, table = theorem4_stage_claims(plan.stages, runs, sigma=sigma, batch_size=batch_size,
+                                          smoothness=smoothness, max_staleness=edges, initial_gap=gap,
+                                          staleness=staleness)
     claims.append(_upload_claim(runs, iterations))
     notes = (f"plan: {len(plan.stages)} stages, lengths {[s.iterations for s in plan.stages]}, sigma <= {sigma:.4g}, "
              f"L = {smoothness:.4g}, tau_max = {edges}, F0 = f(0) = {gap:.4g}",

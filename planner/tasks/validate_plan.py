@@ -50,8 +50,8 @@ class ValidatePlan(Request):
     """A plan's schedule run on its recipe's engine over the plan's data and clients, on several seeds."""
 
     command: ClassVar = ("validate", "plan")
-    summary: ClassVar = ("run exactly a plan's schedule (increasing-sizes, fedsgd-dpc, dpscd or adp2sgd) and check its "
-                         "claims")
+    summary: ClassVar = ("run exactly a plan's schedule (increasing-sizes, fedsgd-dpc, dpscd, adp2sgd or mapa) and "
+                         "check its claims")
 
     schedule: str | None = text(None, help=SCHEDULE_HELP + ", written by fedplan plan --out", metavar="FILE")
     plan_schedule: Schedule | None = api_value(help="API only: the plan's Schedule itself (instead of schedule)",
@@ -99,7 +99,7 @@ class ValidatePlan(Request):
         example), then T rounds of b replies over a client's data (:data:`EXAMPLES_PER_UPDATE` examples an update);
         adp2sgd makes T updates per seed and computes the gradient of F over all the examples (‖∇F(θ^t)‖², Theorem 1's
         left side) at :data:`~planner.plan_validation.GRADIENTS` of them, :data:`EXAMPLES_PER_UPDATE` examples an
-        update."""
+        update; mapa the same with f as well as ∇f (Theorem 4's F₀ at each stage start), two passes."""
         schedule, runs = self.loaded(), len(self.seeds)
         rows = schedule.rows()
         engine = engine_of(schedule)
@@ -112,12 +112,13 @@ class ValidatePlan(Request):
             return (per_client * self.clients * runs,
                     f"the plan's {per_client} gradients per client × clients={self.clients} × {runs} seeds")
         examples = self.features.shape[0] if self.features is not None else self.n_samples
-        if engine == "adp2sgd":
-            steps, full = int(schedule.metadata["iterations"]), math.ceil(examples / EXAMPLES_PER_UPDATE)
-            gradients = min(steps, GRADIENTS)
-            return ((steps + gradients * full) * runs,
-                    f"the plan's T={steps} iterations and ∇F over {examples} examples at {gradients} of them × {runs} "
-                    "seeds")
+        if engine in ("adp2sgd", "mapa"):
+            steps = int(schedule.metadata["iterations"]) if engine == "adp2sgd" else schedule.rounds
+            passes, full = (1, "∇F") if engine == "adp2sgd" else (2, "f and ∇f")
+            gradients, per_pass = min(steps, GRADIENTS), math.ceil(examples / EXAMPLES_PER_UPDATE)
+            return ((steps + passes * gradients * per_pass) * runs,
+                    f"the plan's T={steps} iterations and {full} over {examples} examples at {gradients} of them × "
+                    f"{runs} seeds")
         reply = math.ceil(examples / self.clients / EXAMPLES_PER_UPDATE)
         per_round = int(rows[0]["clients_per_round"])
         return (FIT_UPDATES_PER_EXAMPLE * examples + schedule.rounds * per_round * runs * reply,

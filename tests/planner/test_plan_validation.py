@@ -4,7 +4,9 @@ The van Dijk schedule is written here by hand (sizes 10..29, σ = 2, N_c = 1000)
 independently: the ε of its releases by dp-accounting's RDP accountant, the step sizes η0/(1 + βt) by hand. The Zhou
 plan is the planner's default (ε = 1, 5 clients of 10 000 synthetic examples), whose printed bound U(1, 5) = 44.339
 test_recipes pins. The A(DP)²SGD plan (2 000 examples over 4 clients, batch 16, 2.5 epochs: T = 312 iterations, 78 per
-worker) is checked against dp-accounting's RDP of 78 without-replacement steps and Theorem 1 written out by hand.
+worker) is checked against dp-accounting's RDP of 78 without-replacement steps and Theorem 1 written out by hand. The
+MAPA plan (the same data and clients: T = 312 Cloud updates, 78 uploads per edge in round robin) is checked against
+bounds.composition's optimal composition of 78 pure-ε uploads and Theorem 4 written out by hand.
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ def test_a_plan_over_its_budget_fails_and_the_wrong_clients_or_engine_are_refuse
     dpscd = Schedule.from_rows([{"sample_rate": 0.01, "batch_size": 16, "noise_multiplier": 1.0}] * 3,
                                privacy=PRIVACY)
     with pytest.raises(ValueError, match="^schedule must be a plan of one of the recipes increasing-sizes, "
-                                         "fedsgd-dpc, dpscd, adp2sgd .*metadata recipe = dpscd.*metadata recipe = "
-                                         "adp2sgd.* no engine runs this plan$"):
+                                         "fedsgd-dpc, dpscd, adp2sgd, mapa .*metadata recipe = dpscd.*metadata recipe "
+                                         "= adp2sgd.*metadata recipe = mapa.* no engine runs this plan$"):
         engine_of(dpscd)
 
 
@@ -251,5 +253,80 @@ def test_validate_plan_on_the_command_line_runs_an_exported_adp2sgd_plan(tmp_pat
     output = json.loads(capsys.readouterr().out)
     assert code == 0 and [claim["verdict"] for claim in output["claims"]] == ["PASS", "PASS", "NO GUARANTEE"]
     assert output["runs"][0]["config"]["worker_updates"] == [78, 78, 78, 78]
+    code = main(["validate", "plan", "--schedule", str(path), "--n-samples", "2000", "--n-features", "4"])
+    assert code == 2 and capsys.readouterr().err.startswith("fedplan: error: clients must be the plan's 4 ")
+
+
+@pytest.fixture(scope="module")
+def mapa_plan():
+    return Plan(recipe="mapa", target_epsilon=1.0, n_samples=2000, n_features=4, clients=4).run().result.schedule
+
+
+def test_a_mapa_plan_runs_its_uploads_in_round_robin_and_keeps_its_epsilon(mapa_plan, data):
+    """T = ⌊2.5·2000/16⌋ = 312 Cloud updates over 4 edges in turn: each makes the plan's ⌈312/4⌉ = 78 uploads, whose
+    optimal composition at the plan's per-upload ε is the plan's; each stage's mean ‖∇f(x_t)‖² is under Theorem 4 with
+    the unit-row constants L = 1/4, σ = 2, F₀ = log 2 (staleness K − 1 = 3 ≤ the plan's τ_max = 5, nothing clipped)."""
+    from fedplan.bounds import composition
+    from fedplan.planner.plan_validation import validate_mapa_schedule
+
+    assert engine_of(mapa_plan) == "mapa" and mapa_plan.rounds == 312
+    per_upload = mapa_plan.privacy["epsilon_per_release"]
+    ticks = []
+    report = validate_mapa_schedule(schedule=mapa_plan, dataset=data, clients=4, seeds=(0, 1),
+                                    progress=lambda done, total: ticks.append((done, total)))
+    spent, budget, *stages = report.claims
+    assert report.passed and [claim.verdict for claim in report.claims] == ["PASS"] * len(report.claims)
+    for run in report.runs:
+        assert run.config["uploads"] == [78, 78, 78, 78] and run.config["upload_order"] == "round_robin"
+        assert run.delays["max_delay"] == 3 and run.config["epsilon"] == [per_upload] * 4
+        assert [row["learning_rate"] for row in run.rows] == [row["learning_rate"] for row in mapa_plan.rows()]
+    independent = composition.optimal_composition_epsilon(epsilon=per_upload, count=78, delta=1e-6)
+    assert spent.simulated == spent.predicted == independent <= 1.0
+    assert budget.simulated == mapa_plan.privacy["epsilon"] and budget.predicted == 1.0
+    (_, first), *_ = mapa_plan.change_points
+    gamma, moment = first["learning_rate"], 4 * 5 * (first["sensitivity"] / per_upload) ** 2  # N(N+1)(dS/eps)^2
+    length = mapa_plan.change_points[1][0]  # stage 1's updates, t = 1..length
+    by_hand = 2 * np.log(2) / (length * gamma) + 2 * (2**2 / 16 + moment) * 0.25 * gamma
+    assert len(stages) == len(mapa_plan.change_points) and stages[0].predicted == pytest.approx(by_hand, rel=1e-9)
+    assert ticks[-1] == (624, 624) and ticks[0][0] < 312  # per update over both seeds
+    assert {row["quantity"] for row in report.table} == {"accuracy", "loss", "stage"}
+
+
+def test_a_mapa_plan_over_more_edges_than_its_staleness_bound_has_no_convergence_guarantee(data):
+    from fedplan.planner.plan_validation import validate_mapa_schedule
+
+    plan = Plan(recipe="mapa", n_samples=2000, n_features=4, clients=8).run().result.schedule
+    report = validate_mapa_schedule(schedule=plan, dataset=data, clients=8)
+    assert [claim.verdict for claim in report.claims[:2]] == ["PASS", "PASS"]
+    assert {claim.verdict for claim in report.claims[2:]} == {"NO GUARANTEE"}
+    assert report.claims[2].failing_hypotheses == ("measured tau(t) <= tau_max: 7 <= 5",)
+    assert report.runs[0].config["uploads"] == [39] * 8
+
+
+def test_a_mapa_plan_is_refused_for_other_clients_or_data_its_run_cannot_keep(mapa_plan, data):
+    from fedplan.planner.plan_validation import validate_mapa_schedule
+
+    with pytest.raises(ValueError, match=r"^clients must be the plan's 4 \(its per-upload epsilon and stages are for "
+                                         r"one edge on each of its 4 clients\); got 5: give the plan's clients$"):
+        validate_mapa_schedule(schedule=mapa_plan, dataset=data, clients=5)
+    narrow = Dataset(name="narrow", task="binary", X_train=data.X_train[:, :3], y_train=data.y_train,
+                     X_test=data.X_test[:, :3], y_test=data.y_test)
+    with pytest.raises(ValueError, match=r"^dataset must have the plan's N = 4 features .*'narrow' has 3"):
+        validate_mapa_schedule(schedule=mapa_plan, dataset=narrow, clients=4)
+    three = Dataset(name="iris", task="multiclass", X_train=data.X_train, y_train=data.y_train % 3,
+                    X_test=data.X_test, y_test=data.y_test)
+    with pytest.raises(ValueError, match="^dataset must be a binary task .* 'iris' is multiclass"):
+        validate_mapa_schedule(schedule=mapa_plan, dataset=three, clients=4)
+
+
+def test_validate_plan_on_the_command_line_runs_an_exported_mapa_plan(tmp_path, capsys):
+    path = tmp_path / "mapa.json"
+    data = ["--n-samples", "2000", "--n-features", "4", "--clients", "4"]
+    assert main(["plan", "--recipe", "mapa", *data, "--out", str(path)]) == 0
+    capsys.readouterr()
+    code = main(["validate", "plan", "--schedule", str(path), *data, "--seeds", "0", "--json"])
+    output = json.loads(capsys.readouterr().out)
+    assert code == 0 and {claim["verdict"] for claim in output["claims"]} == {"PASS"}
+    assert output["runs"][0]["config"]["uploads"] == [78, 78, 78, 78]
     code = main(["validate", "plan", "--schedule", str(path), "--n-samples", "2000", "--n-features", "4"])
     assert code == 2 and capsys.readouterr().err.startswith("fedplan: error: clients must be the plan's 4 ")
