@@ -308,16 +308,9 @@ VALIDATION_KEY = "planner_validation"
 
 def validate_section(request: Plan, result, *, current: bool) -> None:
     """"Validate this plan": the backing simulation of exactly the plan shown (its schedule, data and clients) on the
-    app's executor, its claims and curves against the plan's bound; for a recipe whose engine takes no plan, one
-    sentence. A plan shown for earlier inputs has no Run button, and a result of other inputs is marked out of
-    date."""
+    app's executor, its claims and curves against the plan's bound. A plan shown for earlier inputs has no Run button,
+    and a result of other inputs is marked out of date."""
     st.subheader("Validate this plan")
-    if result.recipe not in ENGINES:
-        st.caption(f"Validating this plan is not available for {RECIPES[result.recipe][0]}: its simulation (fedplan "
-                   f"simulate {result.recipe}) takes its own parameters, not a plan's schedule; validating a plan "
-                   f"covers {', '.join(RECIPES[name][0] for name in list(ENGINES)[:-1])} and "
-                   f"{RECIPES[list(ENGINES)[-1]][0]}.")
-        return
     st.caption(f"Runs the plan's own schedule (rounds, sample sizes, noise, clients and data as shown) on "
                f"{ENGINES[result.recipe]} with every example training, at most {MAX_SEEDS} seeds, and checks the "
                "plan's claims.")
@@ -334,6 +327,7 @@ def validate_section(request: Plan, result, *, current: bool) -> None:
             form.field("clipping_norm", "Clipping norm C (bound on each coordinate update)")
         elif result.recipe == "adp2sgd":  # nor A(DP)²SGD's step (its run clips unit rows at G = 1)
             form.field("learning_rate", "Learning rate η̄")
+        # MAPA's plan fixes its steps γ_s and sensitivities ΔS_s (clipping at bΔS_s/2): the seeds are all it needs
         validation = None
         if current and seeds is not None:
             validation = form.build(plan_schedule=result.schedule, dataset=request.dataset,

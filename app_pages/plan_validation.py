@@ -264,6 +264,10 @@ def curve_caption(report, quantity: str, points: int) -> str | None:
                 "(Xu L147) bounds the average squared gradient norm, not accuracy or loss, and only for workers drawn "
                 "at random (the NO GUARANTEE claim above: this run takes them in turn, to keep the plan's updates "
                 "per worker).")
+    if quantity == "loss" and report.algorithm == "mapa-plan":
+        return ("No bound line on accuracy or loss: the MAPA plan's guarantee is its privacy, and Theorem 4 (Li Eq. "
+                "(14), L293) bounds each stage's average squared gradient norm, not accuracy or loss (the stage claims "
+                "above).")
     if quantity == "loss":
         return ("No bound line on accuracy or loss: the plan's theorems (van Dijk Theorems 3, 4/6) bound privacy "
                 "only, and the paper's convergence rate (Lemma 3, L725) bounds ‖w_t − w*‖², not accuracy or loss, "

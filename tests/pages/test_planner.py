@@ -344,14 +344,42 @@ def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_
                for text in validation_captions(planner))
 
 
-def test_a_recipe_whose_engine_takes_no_plan_says_so_in_one_sentence(planner):
-    planner.selectbox(key="planner_recipe").set_value("mapa").run()
+def test_validate_this_plan_on_mapa_runs_the_plans_stages_and_uploads_per_edge_with_seeds_alone(planner, monkeypatch):
+    """MAPA's plan was "not available" to validate; its schedule now runs (2 000 examples over 4 edges, batch 16, 2.5
+    epochs: T = 312 Cloud updates, 78 per edge in round robin, its 3 stages), with no input beyond the seeds (the plan
+    fixes its steps and sensitivities); both privacy claims and Theorem 4 at every stage pass."""
+    files = capture_downloads(monkeypatch)
+    planner.selectbox(key="planner_recipe").set_value("mapa")
+    next(box for box in planner.text_input if box.label == "Examples").set_value("2000")
+    next(box for box in planner.text_input if box.label == "Features").set_value("4")
+    planner.text_input(key="planner_clients").set_value("4").run()
     assert not planner.exception and not planner.error
-    assert any(text.startswith("Validating this plan is not available for Li et al.") and text.endswith(
-        "validating a plan covers van Dijk et al.: increasing sample sizes, Zhou et al.: optimal T and b "
-        "(FedSGD-DPC), Damaskinos: DP-SCD noise calibration and Xu et al.: A(DP)²SGD closed-form noise.")
-        for text in validation_captions(planner))
-    assert not [button for button in planner.button if button.label == "Validate this plan"]
+    plan = json.loads(files["fedplan_mapa.json"]())
+    assert (plan["rounds"], len(plan["change_points"]), plan["privacy"]["releases"]) == (312, 3, 78)
+    labels = [box.label for box in planner.text_input]
+    assert labels[labels.index("Seeds to run"):] == ["Seeds to run"]
+    assert any(text.startswith("This run: about 32,624 client updates (the plan's T=312 iterations and f and ∇f over "
+                               "2000 examples at 200 of them × 2 seeds)") for text in validation_captions(planner))
+    planner.button(key="planner_validation_run").click().run()
+    assert not planner.exception and not planner.error
+    assert planner.success[0].value == "PASS: the run meets every claim (5)."
+    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
+                      "the plan's epsilon <= the budget": "PASS",
+                      **{f"stage {s}: mean E||grad f(x_t)||^2 <= Theorem 4": "PASS" for s in (1, 2, 3)}}
+    exported = json.loads(files["fedplan_mapa_validation.json"]())
+    assert exported["plan"]["rounds"] == 312
+    per_upload = plan["privacy"]["epsilon_per_release"]  # the ledger's headline: busiest edge, basic composition
+    assert [run["epsilon"] for run in exported["runs"]] == pytest.approx([78 * per_upload] * 2, rel=1e-12)
+    assert any(text.startswith("No bound line on accuracy or loss: the MAPA plan's guarantee is its privacy")
+               for text in validation_captions(planner))
+
+
+def test_every_recipe_of_the_planner_has_an_engine_that_validates_its_plan():
+    from fedplan.planner.plan_validation import ENGINES
+    from fedplan.planner.recipes import RECIPES
+
+    assert set(ENGINES) == set(RECIPES)
 
 
 @pytest.mark.parametrize("recipe", ["increasing-sizes", "mapa"])
