@@ -18,8 +18,8 @@ their downloads and the chart are kept per request.
 
 Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
 :class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,
-Cancel, claims and charts of the Validate page (:mod:`fedplan.app_pages.plan_validation`); for a recipe whose engine
-takes no plan's schedule, the page says so.
+Cancel, claims and charts of the Validate page (:mod:`fedplan.app_pages.plan_validation`), for every recipe
+(:data:`~fedplan.planner.plan_validation.ENGINES`).
 """
 
 from __future__ import annotations
