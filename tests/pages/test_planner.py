@@ -312,17 +312,23 @@ def test_validate_this_plan_on_dpscd_runs_its_iterations_batches_and_noise(plann
                for text in validation_captions(planner))
 
 
+def small_plan(planner, files, recipe: str) -> dict:
+    """The plan of ``recipe`` for 2 000 synthetic examples of 4 features over 4 clients (the defaults otherwise), its
+    JSON download."""
+    planner.selectbox(key="planner_recipe").set_value(recipe)
+    next(box for box in planner.text_input if box.label == "Examples").set_value("2000")
+    next(box for box in planner.text_input if box.label == "Features").set_value("4")
+    planner.text_input(key="planner_clients").set_value("4").run()
+    assert not planner.exception and not planner.error
+    return json.loads(files[f"fedplan_{recipe}.json"]())
+
+
 def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_per_worker(planner, monkeypatch):
     """A(DP)²SGD's plan was "not available" to validate; its schedule now runs (2 000 examples over 4 workers, batch
     16, 2.5 epochs: T = 312 iterations, 78 per worker in round robin, the tight σ), with the step η̄ as its one extra
     input; Theorem 1 is NO GUARANTEE (it draws the workers at random)."""
     files = capture_downloads(monkeypatch)
-    planner.selectbox(key="planner_recipe").set_value("adp2sgd")
-    next(box for box in planner.text_input if box.label == "Examples").set_value("2000")
-    next(box for box in planner.text_input if box.label == "Features").set_value("4")
-    planner.text_input(key="planner_clients").set_value("4").run()
-    assert not planner.exception and not planner.error
-    plan = json.loads(files["fedplan_adp2sgd.json"]())
+    plan = small_plan(planner, files, "adp2sgd")
     assert (plan["rounds"], plan["metadata"]["iterations"]) == (78, 312)
     labels = [box.label for box in planner.text_input]
     assert labels[labels.index("Seeds to run"):] == ["Seeds to run", "Learning rate η̄"]
@@ -349,12 +355,7 @@ def test_validate_this_plan_on_mapa_runs_the_plans_stages_and_uploads_per_edge_w
     epochs: T = 312 Cloud updates, 78 per edge in round robin, its 3 stages), with no input beyond the seeds (the plan
     fixes its steps and sensitivities); both privacy claims and Theorem 4 at every stage pass."""
     files = capture_downloads(monkeypatch)
-    planner.selectbox(key="planner_recipe").set_value("mapa")
-    next(box for box in planner.text_input if box.label == "Examples").set_value("2000")
-    next(box for box in planner.text_input if box.label == "Features").set_value("4")
-    planner.text_input(key="planner_clients").set_value("4").run()
-    assert not planner.exception and not planner.error
-    plan = json.loads(files["fedplan_mapa.json"]())
+    plan = small_plan(planner, files, "mapa")
     assert (plan["rounds"], len(plan["change_points"]), plan["privacy"]["releases"]) == (312, 3, 78)
     labels = [box.label for box in planner.text_input]
     assert labels[labels.index("Seeds to run"):] == ["Seeds to run"]
