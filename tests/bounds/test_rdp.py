@@ -240,9 +240,14 @@ def test_tiny_rdp_values_do_not_round_to_zero():
     assert epsilon > 0.008
 
 
-def test_rates_sharing_a_noise_multiplier_compose_as_one_at_a_time():
-    segments = [(0.001 * (1 + i / 10), 1.3, 1 + i % 3) for i in range(70)] + [(1.0, 3.0, 2), (0.02, 3.0, 5)]
-    orders = tuple(float(a) for a in range(2, 64)) + (128.0, 256.0, 512.0, 1024.0)
+@pytest.mark.parametrize("orders", [tuple(float(a) for a in range(2, 64)) + (128.0, 256.0, 512.0, 1024.0),
+                                    rdp.RDP_ORDERS, (1.5, 2.25, 7.5, 31.75)], ids=["integer", "all", "fractional"])
+def test_rates_sharing_a_noise_multiplier_compose_as_one_at_a_time(orders):
+    """Integer and fractional orders of many rates sharing σ are evaluated together (one row per rate and order);
+    each row must be the number its segment gives alone. Rates from 1e-7 (the chord bound takes over) to 0.9 (slow
+    series), σ 0.6 and 1.3."""
+    segments = ([(0.001 * (1 + i / 10), 1.3, 1 + i % 3) for i in range(70)] + [(1.0, 3.0, 2), (0.02, 3.0, 5)]
+                + [(rate, 0.6, 3) for rate in (1e-7, 3e-4, 0.05, 0.5, 0.9)])
     together = rdp._composed_rdp(segments, orders)
     one_at_a_time = sum(steps * rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=orders)
                         for q, sigma, steps in segments)
