@@ -25,8 +25,10 @@ def log_a_by_quadrature(q: float, sigma: float, alpha: float) -> float:
     """Independent oracle: A_α - 1 = E_{z~N(0,σ²)}[(1 - q + q e^{(2z-1)/(2σ²)})^α - 1] by adaptive quadrature."""
     def integrand(z: float) -> float:
         log_ratio = np.logaddexp(math.log1p(-q), math.log(q) + (2 * z - 1) / (2 * sigma**2))
-        density = math.exp(-z * z / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi))
-        return density * math.expm1(alpha * log_ratio)
+        log_density = -z * z / (2 * sigma**2) - math.log(sigma * math.sqrt(2 * math.pi))
+        if alpha * log_ratio < 700:  # expm1 keeps the digits of a ratio near 1
+            return math.exp(log_density) * math.expm1(alpha * log_ratio)
+        return math.exp(log_density + alpha * log_ratio)  # far in the tail (q = 1e-5, σ = 0.5, α = 6.6, z = 36)
 
     value, _ = integrate.quad(integrand, -60 * sigma, alpha + 60 * sigma, epsabs=0, epsrel=1e-12, limit=4000,
                               points=[0.5, 0.5 + alpha])
