@@ -403,12 +403,13 @@ class PaperNoise(TheoremResult):
     ``theorem`` is :func:`theorem2` at the chosen μ; ``hypotheses`` are the band's ("some noise level is
     certified"), the floor's (target ≥ :func:`epsilon_floor`, when the band is not empty) and the theorem's.
     ``floor`` is ``None`` only when the band is empty (then no ε is certified at all). ``certified_epsilon`` is
-    :func:`paper_epsilon_for_noise` (corrected) at the delivered noise.
+    :func:`paper_epsilon_for_noise` (corrected) at the delivered noise, or None where that noise is below the
+    accountants' smallest, 1e-3 (Theorem 2's formula at a target below the floor: a setting with a tiny γ).
     """
 
     target_epsilon: float
     theorem: Theorem2
-    certified_epsilon: float
+    certified_epsilon: float | None
     floor: Floor | None
     variant: str
     neighboring_relation: str = NEIGHBORING_RELATION
@@ -490,8 +491,10 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
                          f"{theorem.noise_multiplier:.3g} for it, above the largest the accountants take "
                          f"({rdp.MAX_NOISE_MULTIPLIER:g}); " + "; ".join(f"{item.name}: {item.detail}"
                                                                        for item in gate if not item.holds))
-    certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
-                                        variant="corrected").epsilon
+    certified = None
+    if theorem.noise_multiplier >= rdp.MIN_NOISE_MULTIPLIER:
+        certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
+                                            variant="corrected").epsilon
     return PaperNoise(target, theorem, certified, floor, variant, hypotheses=(*gate, *theorem.hypotheses))
 
 

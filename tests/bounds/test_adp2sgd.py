@@ -159,6 +159,17 @@ def test_least_noise_is_feasible_exactly_above_the_floor_and_meets_the_target(se
     assert not x.paper_noise_for_epsilon(setting=setting, target_epsilon=floor.epsilon * (1 - 1e-6)).feasible
 
 
+def test_a_target_below_the_floor_whose_formula_noise_is_below_the_accountants_range_is_infeasible_not_an_error():
+    """Hypothesis found it: γ = 8/(56·52447) makes Theorem 2's formula at μ* ask z = 0.000999988 just below the
+    floor, under the certificate's smallest noise 1e-3 (it raised ValueError naming noise_multiplier)."""
+    setting = x.Setting(workers=56, examples_per_worker=52447, batch_size=8, steps=1000, delta=1e-8, worker_steps=18)
+    floor = x.epsilon_floor(setting=setting)
+    result = x.paper_noise_for_epsilon(setting=setting, target_epsilon=floor.epsilon * (1 - 1e-6))
+    assert not result.feasible and result.noise_multiplier < 1e-3 and result.certified_epsilon is None
+    assert "target epsilon >= the smallest epsilon Theorem 2 certifies" in result.reason
+    assert result.to_dict()["certified_epsilon"] is None
+
+
 @FAST
 @given(setting=settings_strategy, target=st.floats(0.5, 40))
 def test_the_floor_is_the_minimum_of_the_certificate(setting, target):
