@@ -164,7 +164,8 @@ def gaussian_staleness_pmf(*, mean: float, std: float, tau_min: int = 0, tau_max
                              f"std={std:g}")
         tau_max = math.ceil(mean + 3 * std)
     tau_max = check_int("tau_max", tau_max, low=tau_min, high=MAX_STALENESS)
-    edges = (np.arange(tau_min, tau_max) + 0.5 - mean) / std
+    with np.errstate(over="ignore"):  # a subnormal std (τ_thres = 1e-320) gives ±inf edges, which ndtr takes as 0, 1
+        edges = (np.arange(tau_min, tau_max) + 0.5 - mean) / std
     cdf = np.concatenate(([0.0], special.ndtr(edges), [1.0]))
     pmf = np.zeros(tau_max + 1)
     pmf[tau_min:] = np.diff(cdf)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -237,3 +238,12 @@ def test_gaussian_staleness_pmf_refuses_a_support_too_large_to_allocate(mean, st
         kardam.gaussian_staleness_pmf(mean=mean, std=std)
     with pytest.raises(ValueError, match="tau_max must be an integer"):
         kardam.gaussian_staleness_pmf(mean=6, std=2, tau_max=10**12)
+
+
+def test_a_subnormal_std_gives_a_point_mass_without_an_overflow_warning():
+    """The fuzzer's ``fedplan staleness beta --tau-thres=1e-320``: std 1.7e-321 overflowed the edges (a RuntimeWarning
+    on stderr); ±inf edges are the point mass at round(mean) = 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pmf = kardam.gaussian_staleness_pmf(mean=5e-321, std=1.665e-321, tau_max=1)
+    assert pmf.tolist() == [1.0, 0.0]
