@@ -336,6 +336,29 @@ class SimulateVandijk(_Simulation):
     round_threshold: int = count(1, help="round threshold d of the d_round wait rules", low=1, deprecated=("--d",))
     delta: float = ledger_delta_field()
 
+    def round_sizes(self) -> list[int]:
+        """s_i = initial_size + ⌈growth·i⌉, the local iterations of round i (without a schedule)."""
+        return [self.initial_size + math.ceil(self.growth * i - 1e-9) for i in range(self.rounds)]
+
+    def planned_updates(self) -> tuple[int, str]:
+        """Every client makes s_i local iterations in round i (van Dijk Algorithm 1), each a client update of the
+        time estimate: Σ_i s_i × clients. A schedule's sample_size column gives s_i; its sample_rate column gives
+        ⌈q·N_c⌉ on a synthetic set's N_c (another data set's size is known only once loaded: one iteration a round
+        is counted there)."""
+        schedule = schedule_rows(self.schedule)
+        if schedule is None:
+            sizes, source = self.round_sizes(), f"rounds={self.rounds}"
+        else:
+            rows, source = schedule.rows(), f"the schedule's {schedule.rounds} rounds"
+            if "sample_size" in rows[0]:
+                sizes = [int(row["sample_size"]) for row in rows]
+            else:
+                per_client = self.n_samples // self.clients if self.dataset in SYNTHETIC_SETS else 1
+                sizes = [max(1, math.ceil(float(row.get("sample_rate", 0.0)) * per_client - 1e-9)) for row in rows]
+        total = sum(sizes)
+        return total * self.clients, (f"{source} of Σ s_i = {total} local iterations per client × "
+                                      f"clients={self.clients}")
+
     def run(self, *, progress=None) -> Report:
         problem = self.problem(self.seed, with_optimum=self.optimum)
         schedule = schedule_rows(self.schedule)
@@ -344,7 +367,7 @@ class SimulateVandijk(_Simulation):
             inputs = inputs_from_schedule(schedule, problem.client_sizes)
         else:
             rounds = self.rounds
-            sizes = [self.initial_size + math.ceil(self.growth * i - 1e-9) for i in range(rounds)]
+            sizes = self.round_sizes()
             inputs = {"sizes": sizes, "noise_multiplier": self.noise_multiplier,
                       "step_sizes": round_step_sizes(sizes, learning_rate=self.learning_rate, decay=self.decay,
                                                      rule=self.step_rule)}

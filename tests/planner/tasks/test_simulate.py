@@ -233,3 +233,21 @@ def test_byzantine_sync_and_a_one_line_error(capsys):
     code, out, err = run(capsys, "simulate", "byzantine", "--n-samples", "1000", "--clients", "10", "--rule", "bulyan",
                          "--faults", "2", "--rounds", "10")
     assert code == 2 and out == "" and err.count("\n") == 1 and "n >= 4f + 3" in err
+
+
+def test_simulate_vandijk_estimates_every_local_iteration_and_refuses_a_run_beyond_the_time_limit(capsys, monkeypatch,
+                                                                                                  tmp_path):
+    """The fuzzer's 1789 rounds of 16 local iterations on digits ran 77 s when estimated as one update a round per
+    client (2.1 s, under its 15 s limit); Σ s_i × clients counts each local iteration (van Dijk Algorithm 1)."""
+    request = SimulateVandijk(rounds=6, initial_size=4, growth=1, clients=3, n_samples=1000, n_features=4)
+    assert request.planned_updates()[0] == (4 + 5 + 6 + 7 + 8 + 9) * 3
+    schedule = tmp_path / "plan.json"
+    schedule.write_text(json.dumps({"rounds": 3, "change_points": [
+        {"start_round": 0, "sample_size": 10, "learning_rate": 0.1, "noise_multiplier": 1.0},
+        {"start_round": 2, "sample_size": 30, "learning_rate": 0.1, "noise_multiplier": 1.0}]}))
+    assert SimulateVandijk(schedule=str(schedule), clients=4).planned_updates()[0] == (10 + 10 + 30) * 4
+    monkeypatch.setenv("FEDPLAN_MAX_SECONDS", "15")
+    code, _, err = run(capsys, "simulate", "vandijk", "--rounds", "1789", "--dataset", "digits", "--json")
+    assert code == 2 and err.strip().endswith("the time limit is 15 s (raise it with --max-seconds or "
+                                               "FEDPLAN_MAX_SECONDS)")
+    assert "Σ s_i = 28624 local iterations per client × clients=10 is about 2.86e+05 client updates" in err
