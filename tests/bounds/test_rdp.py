@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
@@ -224,10 +224,11 @@ def test_integer_orders_match_60_digit_arithmetic(q, sigma, alpha):
 
 @settings(max_examples=30, deadline=None)
 @given(q=st.floats(1e-9, 0.5), sigma=st.floats(0.5, 50.0), alpha=st.sampled_from([1.1, 1.5, 2.3, 4.7, 9.9]))
+@example(q=0.08, sigma=0.8, alpha=1.5)  # the series stopped 3.8e-10 below; its left-out tail is now added
 def test_fractional_orders_are_never_below_40_digit_quadrature(q, sigma, alpha):
     ours = rdp.rdp_poisson_gaussian(sample_rate=q, noise_multiplier=sigma, orders=[alpha])[0]
     exact = log_a_mpmath_fractional(q, sigma, alpha) / (alpha - 1)
-    assert ours >= exact * (1 - 1e-7)
+    assert ours >= exact * (1 - 4 * np.finfo(float).eps)  # the oracle is rounded once to a double
     chord = rdp._log_a_chord(q, sigma, np.array([alpha]))[0] / (alpha - 1)
     assert ours <= chord  # the series where it resolves the value, else the chord bound
 
