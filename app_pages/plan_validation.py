@@ -346,12 +346,17 @@ def validation_section(request, key: tuple, *, state_key: str, controls, output,
     Run or Cancel button (any widget cancels a run); the last result stays, out of date. ``key`` identifies the
     inputs (a result whose key differs is out of date); ``after_refusal`` runs when a run was refused (e.g. to offer
     the nearest feasible value)."""
-    outcome = cancel = None
+    outcome = None
+    # A Cancel click reaches the rerun it starts, where Cancel is drawn greyed out again (nothing runs): Streamlit
+    # drops a disabled widget's value when it is drawn, so the click is read before.
+    cancel = request is not None and st.session_state.get(f"{state_key}_cancel", False)
     if request is not None:
         with output:
             bar = st.progress(0.0, text=f"Press {button}")
             cancel_slot = st.empty()  # emptied when the run is over: a finished run has nothing to cancel
-            cancel = cancel_slot.button("Cancel", key=f"{state_key}_cancel")
+            # greyed out until the run button is pressed: before that there is nothing to cancel
+            cancel_slot.button("Cancel", key=f"{state_key}_cancel",
+                               disabled=not st.session_state.get(f"{state_key}_run", False))
         with controls:
             st.caption(time_estimate(request))
             where_runs_go(shared())

@@ -254,3 +254,21 @@ def test_a_bad_value_is_refused_under_its_box(context, app_url, path):
     text, defects = refuse(page, path)
     page.close()
     known_defects(path, text, defects)
+
+
+def test_a_validation_can_be_cancelled_only_while_it_runs(context, app_url):
+    """Validate: Cancel is greyed out until Run is pressed (nothing to cancel), then live; a click stops the run and
+    says so, with no result and no traceback (a 5-seed run of 200 000 examples would take 45 s or more)."""
+    path = next(path for path in PATHS if path.page == "7_Validate.py")
+    page = open_page(context, app_url, path)
+    perform(page, Text("Seeds", "5"))
+    perform(page, Text("Examples (synthetic)", "200000"))
+    cancel = page.locator('[data-testid="stButton"] button', has_text=re.compile(r"^Cancel$"))
+    assert cancel.count() == 1 and cancel.is_disabled()
+    page.locator('[data-testid="stButton"] button', has_text="Run simulation").click()
+    page.wait_for_function("b => !b.disabled", arg=cancel.element_handle(), timeout=RERUN_S * 1000)
+    cancel.click()
+    page.get_by_text("Simulation cancelled.").wait_for(timeout=RERUN_S * 1000)
+    assert tracebacks(page) == 0 and page.get_by_text("done in").count() == 0
+    assert page.locator('[data-testid="stTable"]').count() == 0  # no claims: the run did not finish
+    page.close()

@@ -204,7 +204,10 @@ def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
         time.sleep(0.1)
     assert executing(client) == 1 and thread.is_alive()  # the run has started on a worker; the page polls it
     run.set_value(False)
-    button(page, "Cancel").click()  # what the browser sends on the click: a rerun with Cancel pressed
+    cancel = button(page, "Cancel")
+    assert cancel.disabled  # the tree held here is from before the Run click, when there was nothing to cancel
+    cancel.proto.disabled = False  # as the running script draws it (what the browser shows during the run)
+    cancel.click()  # what the browser sends on the click: a rerun with Cancel pressed
     runners[-1].request_rerun(RerunData(widget_states=page._tree.get_widget_states()))
     thread.join(timeout=60)
     assert not thread.is_alive()
