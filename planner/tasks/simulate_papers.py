@@ -27,7 +27,7 @@ from typing import ClassVar
 from fedplan.planner import validate_xu_li
 from fedplan.planner.simulate import adp2sgd, mapa
 from fedplan.planner.simulate.adp2sgd import PRESETS as ADP2SGD_PRESETS
-from fedplan.planner.simulate.adp2sgd import STALENESS, unit_norm_problem
+from fedplan.planner.simulate.adp2sgd import STALENESS, WORKER_ORDERS, unit_norm_problem
 from fedplan.planner.simulate.aggregators import OLD_RULE_NAMES, RULES
 from fedplan.planner.simulate.byzantine import ARRIVALS, ATTACKS, DAMPENINGS, run_byzantine_sync, run_kardam
 from fedplan.planner.simulate.data import load_dataset
@@ -39,7 +39,7 @@ from fedplan.planner.simulate.dpscd import (
     preset_problem,
 )
 from fedplan.planner.simulate.graphs import TOPOLOGIES, make_graph
-from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES
+from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES, UPLOAD_ORDERS
 from fedplan.planner.simulate.mapa import PRESETS as MAPA_PRESETS
 from fedplan.planner.tasks.accounting import target_delta_field, target_epsilon_field
 from fedplan.planner.tasks.base import Report, Request, choice, count, flag, real, rounds_progress, text
@@ -125,12 +125,22 @@ class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
     staleness_model: str = choice("event", help="event (measured from compute times), fixed (τ_t = min(t, τ)) or "
                                   "uniform (on 0..min(t, τ))", choices=STALENESS, deprecated=("--staleness",))
     max_staleness: int = count(2, help="τ of the fixed and uniform staleness models", low=0)
+    worker_order: str = choice("random", help="which worker updates at step t: random (Xu's k^t, xu L107) or "
+                               "round_robin (t mod K, as a plan's ⌈T/K⌉ updates per worker assume; needs staleness "
+                               "model fixed or uniform)", choices=WORKER_ORDERS)
     delta: float = ledger_delta_field()
 
     def check(self) -> None:
         super().check()
         if self.topology == "random_regular" and self.degree is None:
             raise ValueError("topology random_regular needs degree (neighbours per worker)")
+        if self.worker_order == "round_robin" and self.validate:
+            raise ValueError("worker_order round_robin cannot be validated here: validate checks Theorem 1, which "
+                             "draws the worker at random (xu L107); give worker_order random, or run a plan's round "
+                             "robin with fedplan validate plan")
+        if self.worker_order == "round_robin" and self.staleness_model == "event":
+            raise ValueError("worker_order round_robin needs staleness_model fixed or uniform (the event model "
+                             "measures staleness from compute times, which would pick the workers); got event")
 
     def _options(self) -> dict:
         return {"steps": self.steps, "batch_size": self.batch_size, "noise_multiplier": self.noise_to_sensitivity,
@@ -154,7 +164,7 @@ class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
         graph = make_graph(topology=self.topology, workers=self.workers, degree=self.degree, seed=self.seed)
         learning_rate = DEFAULT_LEARNING_RATE if self.learning_rate is None else self.learning_rate
         result = adp2sgd.run_adp2sgd(problem=problem, graph=graph, learning_rate=learning_rate, seed=self.seed,
-                                     eval_every=evaluations_every(self.steps),
+                                     worker_order=self.worker_order, eval_every=evaluations_every(self.steps),
                                      progress=rounds_progress(progress, self.steps), **self._options())
         return _iterations_report(result)
 
@@ -190,12 +200,26 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
     step_rule: str = choice("eq10", help="AUDP's step sizes: eq10 (Eq. (10)) or constant", choices=AUDP_STEPS)
     staleness_policy: str = choice("drop", help="drop uploads staler than τ_max, or none", choices=TAU_POLICIES,
                                    deprecated=("--tau-policy",))
+    upload_order: str = choice("random", help="random (edges upload when their compute_time draws end) or "
+                               "round_robin (equal fixed compute times: edges upload in turn, the paper's cyclic "
+                               "delays, li L401; as a plan's ⌈T/K⌉ uploads per edge assume)", choices=UPLOAD_ORDERS)
 
     def check(self) -> None:
         super().check()
         if len(self.upload_epsilon) not in (1, self.edges):
             raise ValueError(f"upload_epsilon must hold one value or one per edge ({self.edges}); got "
                              f"{len(self.upload_epsilon)}")
+        if self.upload_order == "round_robin":
+            if self.validate:
+                raise ValueError("upload_order round_robin cannot be validated here (validate draws compute times "
+                                 "for heterogeneous edges, li Fig. 2); give upload_order random, or run a plan's "
+                                 "round robin with fedplan validate plan")
+            if self.algorithm != "mapa":
+                raise ValueError(f"upload_order round_robin is MAPA's; got algorithm {self.algorithm}")
+            if (self.compute_time, self.compute_mean) != ("exponential", (1.0,)):
+                raise ValueError(f"upload_order round_robin sets every edge's compute time to one unit; leave "
+                                 f"compute_time and compute_mean at their defaults (got {self.compute_time}, "
+                                 f"{', '.join(f'{m:g}' for m in self.compute_mean)})")
 
     def _epsilon(self):
         return self.upload_epsilon[0] if len(self.upload_epsilon) == 1 else list(self.upload_epsilon)
@@ -234,7 +258,9 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
         plan = mapa.plan_for_problem(problem, epsilon=self._epsilon(), batch_size=self.batch_size,
                                      iterations=self.iterations, theta=self.sensitivity_decay,
                                      delta=self.failure_probability, initial_clip=self.initial_clipping_norm or None)
-        return mapa.run_mapa(problem=problem, plan=plan, **common)
+        if self.upload_order == "round_robin":
+            common["compute"] = None  # run_mapa sets the equal compute times itself
+        return mapa.run_mapa(problem=problem, plan=plan, upload_order=self.upload_order, **common)
 
 
 #: DP-SCD's batch sampling: ``fixed_size`` (``fixed`` is its old spelling) is the engine's ``fixed``.

@@ -251,3 +251,30 @@ def test_simulate_vandijk_estimates_every_local_iteration_and_refuses_a_run_beyo
     assert code == 2 and err.strip().endswith("the time limit is 15 s (raise it with --max-seconds or "
                                                "FEDPLAN_MAX_SECONDS)")
     assert "Σ s_i = 28624 local iterations per client × clients=10 is about 2.86e+05 client updates" in err
+
+
+def test_round_robin_orders_give_each_worker_and_edge_its_turn(capsys):
+    code, out, err = run(capsys, "simulate", "adp2sgd", *SMALL, "--workers", "4", "--steps", "10",
+                         "--staleness-model", "fixed", "--worker-order", "round_robin", "--json")
+    output = json.loads(out)
+    assert code == 0 and output["config"]["worker_updates"] == [3, 3, 2, 2]  # t mod 4 over t = 0 … 9
+    code, out, err = run(capsys, "simulate", "mapa", *SMALL, "--edges", "4", "--iterations", "10",
+                         "--upload-order", "round_robin", "--json")
+    output = json.loads(out)
+    assert code == 0 and output["privacy"]["uploads_per_edge"] == [3, 3, 2, 2]
+    assert output["config"]["dropped_uploads"] == 0  # staleness K - 1 = 3 <= tau_max = 4: none dropped
+    random_run = json.loads(run(capsys, "simulate", "mapa", *SMALL, "--edges", "4", "--iterations", "10", "--json")[1])
+    assert sorted(random_run["privacy"]["uploads_per_edge"]) != [2, 2, 3, 3]  # exponential times: not in turn
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("adp2sgd", "--worker-order", "round_robin"), "worker_order round_robin needs staleness_model fixed or uniform"),
+    (("adp2sgd", "--worker-order", "round_robin", "--staleness-model", "fixed", "--validate"),
+     "worker_order round_robin cannot be validated here"),
+    (("mapa", "--upload-order", "round_robin", "--compute-mean", "2"),
+     "leave compute_time and compute_mean at their defaults (got exponential, 2)"),
+    (("mapa", "--upload-order", "round_robin", "--algorithm", "audp"), "upload_order round_robin is MAPA's"),
+    (("mapa", "--upload-order", "round_robin", "--validate"), "upload_order round_robin cannot be validated here")])
+def test_a_round_robin_the_run_cannot_honour_is_refused_in_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "simulate", *argv, *SMALL)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
