@@ -1,4 +1,5 @@
-"""Xu et al. A(DP)²SGD: ε against the noise multiplier with Theorem 2's feasibility band, and the noise for a target ε.
+"""Xu et al. A(DP)²SGD: ε against Xu's z (noise_to_sensitivity) with Theorem 2's feasibility band, and the noise
+for a target ε.
 
 The page builds the :class:`~fedplan.planner.tasks.adp2sgd.MinEpsilon` request of ``fedplan adp2sgd min-epsilon``
 and the :class:`~fedplan.planner.tasks.adp2sgd.Sigma` request of ``fedplan adp2sgd sigma`` from its widgets
@@ -34,7 +35,7 @@ RDP_LABEL = accountant_label("rdp", "upper bound")
 CERTIFIED = "Theorem 2 at z (certified: inside the band)"
 UNCERTIFIED = f"Theorem 2's formula at z ({NO_GUARANTEE}: outside the band)"
 TIGHT = f"{RDP_LABEL} (WBK'19 Thm 27), same sampling, replace-one"
-Z_TITLE = "noise multiplier z = noise std / (2G/B)"
+Z_TITLE = "Xu's z = noise std / (2G/B)"
 SETTING_FIELDS = ("workers", "examples_per_worker", "batch_size", "steps")
 #: The largest z :func:`fedplan.bounds.adp2sgd.tight_noise_multiplier` searches.
 MAX_SEARCHED_NOISE = 1e4
@@ -153,11 +154,11 @@ def floor_metrics(floor: dict, setting: xu.Setting) -> None:
     band = tuple(floor["noise_band"])
     columns = st.columns(3)
     theorem_metric(columns[0], "Least ε, Theorem 2", epsilon_text(floor["floor_epsilon"]), floor["hypotheses"],
-                   help=f"the smallest ε Theorem 2 certifies here, at z = {floor['floor_noise_multiplier']:.5g}")
+                   help=f"the smallest ε Theorem 2 certifies here, at z = {floor['floor_noise_to_sensitivity']:.5g}")
     columns[1].metric("Noise band (z)", f"[{band[0]:.4g}, {band[1]:.4g})",
                       help="Theorem 2 certifies a noise level z only inside [√1.5, √(1/(eγ) − 1)), γ = B/(K n)")
     columns[2].metric(f"ε ({RDP_LABEL})", epsilon_text(floor["tight_epsilon"]),
-                      help=f"at the same z = {floor['floor_noise_multiplier']:.5g}; {floor['tight_sampling']}")
+                      help=f"at the same z = {floor['floor_noise_to_sensitivity']:.5g}; {floor['tight_sampling']}")
     zero_epsilon_note(floor["tight_epsilon"], setting)
 
 
@@ -184,9 +185,9 @@ def target_section(answer, floor: dict | None) -> float | None:
     paper = plan.paper_noise
     columns = st.columns(3)
     columns[0].metric("z, Theorem 2",
-                      epsilon_text(paper.noise_multiplier) if paper.feasible else "none certified",
-                      help="the least noise multiplier z over μ, rounded up (more noise never costs privacy)")
-    columns[1].metric(f"z, {RDP_LABEL}", epsilon_text(answer["tight_noise_multiplier"]),
+                      epsilon_text(paper.noise_to_sensitivity) if paper.feasible else "none certified",
+                      help="the least z (noise_to_sensitivity) over μ, rounded up (more noise never costs privacy)")
+    columns[1].metric(f"z, {RDP_LABEL}", epsilon_text(answer["tight_noise_to_sensitivity"]),
                       help=f"least z with ε ≤ target: {answer['tight_accountant']}; {answer['tight_sampling']}")
     columns[2].metric(f"ε at z ({RDP_LABEL})", epsilon_text(answer["tight_epsilon"]),
                       help=f"at the chosen z: {answer['noise_source']}")
@@ -198,11 +199,11 @@ def target_section(answer, floor: dict | None) -> float | None:
             nearest = epsilon_text(floor["floor_epsilon"])
             st.button(f"Set the target ε to {nearest}, the smallest Theorem 2 certifies",
                       on_click=st.session_state.__setitem__, args=(TARGET_KEY, nearest))
-    elif paper.noise_multiplier**2 <= xu.MIN_NOISE_SQUARED * (1 + xu.RELATIVE_SLACK):
+    elif paper.noise_to_sensitivity**2 <= xu.MIN_NOISE_SQUARED * (1 + xu.RELATIVE_SLACK):
         st.info(f"Theorem 2's least noise is the band's bottom z = √1.5 (Lemma 2's z² ≥ 1.5 binds): at that noise it "
                 f"certifies ε = {epsilon_text(answer['epsilon'])}, less than the target {target:g}; the "
-                f"{RDP_LABEL} needs only z = {epsilon_text(answer['tight_noise_multiplier'])}.")
-    return plan.noise_multiplier
+                f"{RDP_LABEL} needs only z = {epsilon_text(answer['tight_noise_to_sensitivity'])}.")
+    return plan.noise_to_sensitivity
 
 
 def largest_certified_batch(request: MinEpsilon) -> None:
@@ -223,7 +224,7 @@ def largest_certified_batch(request: MinEpsilon) -> None:
 def reachable_target(target: Sigma) -> None:
     """Under a target no noise reaches (the RDP search stops at z = 1e4), the smallest target it reaches, one click
     away."""
-    reach = xu.tight_epsilon(setting=target.setting(), noise_multiplier=MAX_SEARCHED_NOISE).epsilon
+    reach = xu.tight_epsilon(setting=target.setting(), noise_to_sensitivity=MAX_SEARCHED_NOISE).epsilon
     if target.target_epsilon >= reach:
         return
     nearest = epsilon_text(reach)

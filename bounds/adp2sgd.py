@@ -14,7 +14,8 @@ Privacy model of every number (spec §0, §4):
 * **What the noise is added to.** The proof bounds the sensitivity of each worker's *averaged* minibatch
   gradient, Δ₂ = 2G/B (L518), so Theorem 2's σ is the noise std on that mean. Algorithm 1 writes the
   gradient as a *sum* (L77, L109-110); noise on the sum needs std B·σ (erratum XU-1). Internally we
-  work with the replace-one noise multiplier z = σ/Δ₂ (``noise_multiplier``).
+  work with Xu's z = σ/Δ₂ (``noise_to_sensitivity``: noise std / replace-one sensitivity; fedplan's
+  ``noise_multiplier``, noise std / clipping norm on the sum, of the same noise is 2z).
 * **Paper closed form** (Theorem 2, L171-175, with Lemma 2, L508): records sampled without replacement
   at rate γ = B/(K n₍₁₎) (L520: worker selection and minibatch treated as one sampling, the paper's
   modelling), replace-one neighbours, RDP 5γ²α/z² per step, valid only where z² ≥ 1.5 and
@@ -153,18 +154,20 @@ class Setting:
         return data | {"smallest_dataset": self.smallest_dataset, "gamma": self.gamma}
 
 
-def noise_std(*, noise_multiplier: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
-    """Noise std for the replace-one noise multiplier z: 2Gz/B on the mean gradient (xu L518), 2Gz on the sum."""
-    z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+def noise_std(*, noise_to_sensitivity: float, clipping_norm: float, batch_size: int,
+              noise_on: str = "mean") -> float:
+    """Noise std for z (``noise_to_sensitivity``): 2Gz/B on the mean gradient (xu L518), 2Gz on the sum."""
+    z = check_real("noise_to_sensitivity", noise_to_sensitivity, low=0.0, low_open=True)
     g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
     b = check_int("batch_size", batch_size, low=1)
     return 2 * g * z / b if check_choice("noise_on", noise_on, ("mean", "sum")) == "mean" else 2 * g * z
 
 
 def noise_multiplier_of_std(*, std: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
-    """Inverse of :func:`noise_std`: z = σB/(2G) for noise on the mean, σ/(2G) on the sum."""
+    """Inverse of :func:`noise_std`: z (``noise_to_sensitivity``) = σB/(2G) for noise on the mean, σ/(2G) on the
+    sum."""
     sigma = check_real("std", std, low=0.0, low_open=True)
-    return sigma / noise_std(noise_multiplier=1.0, clipping_norm=clipping_norm, batch_size=batch_size,
+    return sigma / noise_std(noise_to_sensitivity=1.0, clipping_norm=clipping_norm, batch_size=batch_size,
                              noise_on=noise_on)
 
 
@@ -215,7 +218,7 @@ class Theorem2(TheoremResult):
     delta: float
     mu: float
     alpha: float
-    noise_multiplier: float
+    noise_to_sensitivity: float
     noise_std: float
     noise_std_sum: float
     log_condition_rhs: float
@@ -252,19 +255,19 @@ def theorem2(*, setting: Setting, epsilon: float, mu: float, clipping_norm: floa
     if variant == "paper":
         hypotheses.append(hypothesis("L2 sensitivity of the noised gradient <= 2G/B", 2 * g, "<=", 2 * g / b,
                                      "xu L109-110 vs L518"))
-    return Theorem2(epsilon=epsilon, delta=setting.delta, mu=mu, alpha=alpha, noise_multiplier=z, noise_std=sigma,
-                    noise_std_sum=b * sigma, log_condition_rhs=rhs,
+    return Theorem2(epsilon=epsilon, delta=setting.delta, mu=mu, alpha=alpha, noise_to_sensitivity=z,
+                    noise_std=sigma, noise_std_sum=b * sigma, log_condition_rhs=rhs,
                     noise_added_to=NOISE_ON_MEAN if variant == "corrected" else NOISE_ON_SUM, variant=variant,
                     hypotheses=tuple(hypotheses))
 
 
 # --------------------------------------------------------------------------------------------
-# The paper's certificate in the noise multiplier z (best μ), the band, the floor
+# The paper's certificate in z (noise_to_sensitivity, best μ), the band, the floor
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Certificate(TheoremResult):
-    """Theorem 2's ε for noise multiplier z with the best μ (spec §4.4 A3): α = min(1+√(Λ/ρ), α_max).
+    """Theorem 2's ε for z (``noise_to_sensitivity``) with the best μ (spec §4.4 A3): α = min(1+√(Λ/ρ), α_max).
 
     The number is the formula's even where Lemma 2's conditions fail (then ``valid`` is False, ``guarantee`` "no
     guarantee" and the failing hypothesis carries the numbers); where α_max ≤ 1 no order satisfies (7) and α is the
@@ -272,7 +275,7 @@ class Certificate(TheoremResult):
     :func:`paper_epsilon_for_noise` (``None`` from :func:`certificate`).
     """
 
-    noise_multiplier: float
+    noise_to_sensitivity: float
     epsilon: float
     alpha: float
     alpha_max: float
@@ -298,7 +301,7 @@ def _total_rdp_slope(setting: Setting, z: float) -> float:
     return 5 * setting.steps * setting.gamma**2 / z**2
 
 
-def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
+def certificate(*, setting: Setting, noise_to_sensitivity: float) -> Certificate:
     """ε = ρα + Λ/(α−1) (Theorem 2 with Lemma 4, xu L171-173, L512, L522) at z = σ/Δ₂, minimised over μ
     (⇔ over α within Lemma 2's range, spec §4.4): ρ = 5Tγ²/z², α = min(1+√(Λ/ρ), α_max), α_max = log(1/(γ(1+z²))).
 
@@ -308,7 +311,8 @@ def certificate(*, setting: Setting, noise_multiplier: float) -> Certificate:
     which can fall far below the floor. CIFAR-10 set-up (spec TV-P2): z = 2 gives 11.32318025 (certified); z = 1
     gives 26.4864 (z² ≥ 1.5 fails), z = 9 gives 2.1844 (α_max = 0.868 ≤ 1: no guarantee, the floor is 8.3437).
     """
-    z = check_real("noise_multiplier", noise_multiplier, low=rdp.MIN_NOISE_MULTIPLIER, high=rdp.MAX_NOISE_MULTIPLIER)
+    z = check_real("noise_to_sensitivity", noise_to_sensitivity, low=rdp.MIN_NOISE_MULTIPLIER,
+                   high=rdp.MAX_NOISE_MULTIPLIER)
     hypotheses = (_noise_condition(z**2, "xu L508, L528"),
                   hypothesis("gamma (1 + z^2) < 1/e (so alpha_max > 1)", setting.gamma * (1 + z**2), "<",
                              math.exp(-1), "xu L173, L508"))
@@ -344,7 +348,7 @@ class Floor:
     """The smallest ε Theorem 2 can certify (spec §4.4): min over z of the certificate, and where it is."""
 
     epsilon: float
-    noise_multiplier: float
+    noise_to_sensitivity: float
     band: tuple[float, float]
     analytic_lower_bound: float
     neighboring_relation: str = NEIGHBORING_RELATION
@@ -363,35 +367,36 @@ def epsilon_floor(*, setting: Setting) -> Floor:
     lower_bound = setting.log_inv_delta / (math.log(1 / (2.5 * setting.gamma)) - 1)
 
     def value(z: float) -> float:
-        return certificate(setting=setting, noise_multiplier=z).epsilon
+        return certificate(setting=setting, noise_to_sensitivity=z).epsilon
 
     found = optimize.minimize_scalar(value, bounds=(low, high), method="bounded",
                                      options={"xatol": 1e-10 * high, "maxiter": 500})
     z, eps = (low, value(low)) if value(low) <= found.fun else (float(found.x), float(found.fun))
-    return Floor(epsilon=eps, noise_multiplier=z, band=(low, math.sqrt(1 / (math.e * setting.gamma) - 1)),
+    return Floor(epsilon=eps, noise_to_sensitivity=z, band=(low, math.sqrt(1 / (math.e * setting.gamma) - 1)),
                  analytic_lower_bound=lower_bound)
 
 
-def paper_epsilon_for_noise(*, setting: Setting, noise_multiplier: float, variant: str = "corrected") -> Certificate:
-    """ε Theorem 2 certifies for noise multiplier z (spec A3).
+def paper_epsilon_for_noise(*, setting: Setting, noise_to_sensitivity: float,
+                            variant: str = "corrected") -> Certificate:
+    """ε Theorem 2 certifies for z (``noise_to_sensitivity``) (spec A3).
 
     ``variant="paper"``: the certificate at z itself (more noise can make it worse, spec §0 #3).
     ``"corrected"``: the monotone envelope min_{z' ≤ z} ε_paper(z') over the z' Theorem 2 certifies (adding
-    noise is post-processing, erratum XU-3); its ``noise_multiplier`` is the z' the certificate is computed at,
+    noise is post-processing, erratum XU-3); its ``noise_to_sensitivity`` is the z' the certificate is computed at,
     never above the given z. Where no z' ≤ z is certified (z² < 1.5, or an empty band) it is :func:`certificate`
     at z: the formula's number, ``valid`` False.
     """
     variant = _check_variant(variant)
-    at_z = replace(certificate(setting=setting, noise_multiplier=noise_multiplier), variant=variant)
-    if variant == "paper" or at_z.noise_multiplier**2 * (1 + RELATIVE_SLACK) < MIN_NOISE_SQUARED:
+    at_z = replace(certificate(setting=setting, noise_to_sensitivity=noise_to_sensitivity), variant=variant)
+    if variant == "paper" or at_z.noise_to_sensitivity**2 * (1 + RELATIVE_SLACK) < MIN_NOISE_SQUARED:
         return at_z
     try:
         floor = epsilon_floor(setting=setting)
     except ValueError:  # the band is empty: nothing to improve on
         return at_z
-    if noise_multiplier <= floor.noise_multiplier:
+    if noise_to_sensitivity <= floor.noise_to_sensitivity:
         return at_z
-    best = replace(certificate(setting=setting, noise_multiplier=floor.noise_multiplier), variant=variant)
+    best = replace(certificate(setting=setting, noise_to_sensitivity=floor.noise_to_sensitivity), variant=variant)
     return best if not at_z.valid or best.epsilon < at_z.epsilon else at_z
 
 
@@ -423,8 +428,8 @@ class PaperNoise(TheoremResult):
         return self.valid
 
     @property
-    def noise_multiplier(self) -> float:
-        return self.theorem.noise_multiplier
+    def noise_to_sensitivity(self) -> float:
+        return self.theorem.noise_to_sensitivity
 
     @property
     def mu(self) -> float:
@@ -436,8 +441,9 @@ class PaperNoise(TheoremResult):
         return "; ".join(f"{item.name}: {item.detail}" for item in self.hypotheses if not item.holds)
 
     def to_dict(self) -> dict:
-        return super().to_dict() | {"feasible": self.feasible, "noise_multiplier": self.noise_multiplier,
-                                    "mu": self.mu, "reason": self.reason}
+        return super().to_dict() | {"feasible": self.feasible,
+                                    "noise_to_sensitivity": self.noise_to_sensitivity, "mu": self.mu,
+                                    "reason": self.reason}
 
 
 def _mu_at_noise_floor(setting: Setting, epsilon: float) -> float:
@@ -464,8 +470,8 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
     Below the floor (:func:`epsilon_floor`) or with an empty band no σ works: the result is :func:`theorem2` at
     the target and the unconstrained best μ* (:func:`unconstrained_mu`), and the hypothesis "target epsilon >=
     floor" or "some noise level is certified" fails with its numbers (CIFAR-10 set-up: 8.3436 >= 8.34366).
-    A target so small that this noise multiplier exceeds the accountants' 1e8 (CIFAR-10 set-up: ε ≤ 1e-7) raises
-    ``ValueError`` naming ``target_epsilon``.
+    A target so small that this z (``noise_to_sensitivity``) exceeds the accountants' 1e8 (CIFAR-10 set-up:
+    ε ≤ 1e-7) raises ``ValueError`` naming ``target_epsilon``.
     """
     target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
     variant = _check_variant(variant)
@@ -477,23 +483,23 @@ def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping
                                floor.epsilon, "xu L171-173; spec §4.4"))
     if not all_hold(gate):
         mu = unconstrained_mu(epsilon=target, delta=setting.delta)
-    elif certificate(setting=setting, noise_multiplier=floor.band[0]).epsilon <= target:
+    elif certificate(setting=setting, noise_to_sensitivity=floor.band[0]).epsilon <= target:
         mu = _mu_at_noise_floor(setting, target)
     else:
         aim = target * (1 - CALIBRATION_MARGIN)
-        z = optimize.brentq(lambda x: certificate(setting=setting, noise_multiplier=x).epsilon - aim, floor.band[0],
-                            floor.noise_multiplier, xtol=1e-14, rtol=1e-13)
-        crossing = certificate(setting=setting, noise_multiplier=z)
+        z = optimize.brentq(lambda x: certificate(setting=setting, noise_to_sensitivity=x).epsilon - aim,
+                            floor.band[0], floor.noise_to_sensitivity, xtol=1e-14, rtol=1e-13)
+        crossing = certificate(setting=setting, noise_to_sensitivity=z)
         mu, target = crossing.mu, min(target, crossing.epsilon)
     theorem = theorem2(setting=setting, epsilon=target, mu=mu, clipping_norm=clipping_norm, variant=variant)
-    if theorem.noise_multiplier > rdp.MAX_NOISE_MULTIPLIER:
-        raise ValueError(f"target_epsilon={target:g} is too small: Theorem 2's formula needs noise multiplier "
-                         f"{theorem.noise_multiplier:.3g} for it, above the largest the accountants take "
+    if theorem.noise_to_sensitivity > rdp.MAX_NOISE_MULTIPLIER:
+        raise ValueError(f"target_epsilon={target:g} is too small: Theorem 2's formula needs noise_to_sensitivity "
+                         f"{theorem.noise_to_sensitivity:.3g} for it, above the largest the accountants take "
                          f"({rdp.MAX_NOISE_MULTIPLIER:g}); " + "; ".join(f"{item.name}: {item.detail}"
                                                                        for item in gate if not item.holds))
     certified = None
-    if theorem.noise_multiplier >= rdp.MIN_NOISE_MULTIPLIER:
-        certified = paper_epsilon_for_noise(setting=setting, noise_multiplier=theorem.noise_multiplier,
+    if theorem.noise_to_sensitivity >= rdp.MIN_NOISE_MULTIPLIER:
+        certified = paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=theorem.noise_to_sensitivity,
                                             variant="corrected").epsilon
     return PaperNoise(target, theorem, certified, floor, variant, hypotheses=(*gate, *theorem.hypotheses))
 
@@ -508,7 +514,7 @@ class TightEpsilon:
 
     epsilon: float
     delta: float
-    noise_multiplier: float
+    noise_to_sensitivity: float
     sample_rate: float
     steps: int
     order: float
@@ -527,7 +533,7 @@ def _schedule(setting: Setting, sampling: str) -> tuple[float, int, str]:
     return setting.batch_size / setting.smallest_dataset, setting.worker_steps, PER_WORKER_SAMPLING
 
 
-def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = "paper",
+def tight_epsilon(*, setting: Setting, noise_to_sensitivity: float, sampling: str = "paper",
                   conversion: str = "improved") -> TightEpsilon:
     """ε of T without-replacement Gaussian steps (WBK'19 Thm 27, replace-one), minimised over orders 2…256.
 
@@ -537,11 +543,12 @@ def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = 
     optimum at order 256 (then only an upper bound of what more orders would give).
     """
     q, steps, label = _schedule(setting, sampling)
-    per_step = rdp_without_replacement_gaussian(sample_rate=q, noise_multiplier=noise_multiplier)
+    per_step = rdp_without_replacement_gaussian(sample_rate=q, noise_multiplier=noise_to_sensitivity)
     eps, order = rdp.epsilon_from_rdp(rdp=steps * per_step, orders=WOR_ORDERS, delta=setting.delta,
                                       conversion=conversion)
-    return TightEpsilon(epsilon=eps, delta=setting.delta, noise_multiplier=float(noise_multiplier), sample_rate=q,
-                        steps=steps, order=order, sampling=label, neighboring_relation=NEIGHBORING_RELATION,
+    return TightEpsilon(epsilon=eps, delta=setting.delta, noise_to_sensitivity=float(noise_to_sensitivity),
+                        sample_rate=q, steps=steps, order=order, sampling=label,
+                        neighboring_relation=NEIGHBORING_RELATION,
                         accountant=f"RDP, Wang-Balle-Kasiviswanathan 2019 Thm 27, {conversion} "
                                    "conversion", capped=order == WOR_MAX_ORDER)
 
@@ -550,10 +557,10 @@ def tight_epsilon(*, setting: Setting, noise_multiplier: float, sampling: str = 
 CURVE_ORDERS: tuple[float, ...] = tuple(float(order) for order in [*range(2, 65), 96, 128, 192, 256])
 
 
-def tight_epsilon_after_each_step(*, setting: Setting, noise_multiplier: float) -> np.ndarray:
+def tight_epsilon_after_each_step(*, setting: Setting, noise_to_sensitivity: float) -> np.ndarray:
     """Tight ε (same model as :func:`tight_epsilon` with ``sampling="paper"``, improved conversion) after each of
     the T iterations, on :data:`CURVE_ORDERS`: an upper bound of the full-grid value at every step."""
-    per_step = rdp_without_replacement_gaussian(sample_rate=setting.gamma, noise_multiplier=noise_multiplier,
+    per_step = rdp_without_replacement_gaussian(sample_rate=setting.gamma, noise_multiplier=noise_to_sensitivity,
                                                 orders=CURVE_ORDERS)
     cumulative = np.arange(1, setting.steps + 1, dtype=float)[:, None] * per_step[None, :]
     per_order = rdp._epsilon_per_order(cumulative, np.asarray(CURVE_ORDERS), setting.delta, "improved")
@@ -561,31 +568,33 @@ def tight_epsilon_after_each_step(*, setting: Setting, noise_multiplier: float) 
 
 
 def tight_noise_multiplier(*, setting: Setting, target_epsilon: float, sampling: str = "paper") -> TightEpsilon:
-    """Least z (6 significant digits, rounded up) whose tight ε (:func:`tight_epsilon`) is ≤ the target.
+    """Least z (``noise_to_sensitivity``; 6 significant digits, rounded up) whose tight ε (:func:`tight_epsilon`)
+    is ≤ the target.
 
     The returned ε was computed at the returned z. Raises ``ValueError`` if even z = 10⁴ does not reach it.
     """
     target = check_real("target_epsilon", target_epsilon, low=0.0, low_open=True)
 
     def excess(log_z: float) -> float:
-        return tight_epsilon(setting=setting, noise_multiplier=math.exp(log_z), sampling=sampling).epsilon - target
+        return (tight_epsilon(setting=setting, noise_to_sensitivity=math.exp(log_z), sampling=sampling).epsilon
+                - target)
 
     low, high = math.log(0.05), math.log(1e4)
     if excess(high) > 0:
-        raise ValueError(f"target_epsilon={target:g} cannot be met by the tight accountant with noise multiplier "
-                         "up to 1e4")
+        raise ValueError(f"target_epsilon={target:g} cannot be met by the tight accountant with "
+                         "noise_to_sensitivity up to 1e4")
     if excess(low) <= 0:
-        return tight_epsilon(setting=setting, noise_multiplier=math.exp(low), sampling=sampling)
+        return tight_epsilon(setting=setting, noise_to_sensitivity=math.exp(low), sampling=sampling)
     root = optimize.brentq(excess, low, high, xtol=1e-9)
     z = float(f"{math.exp(root):.{TIGHT_DIGITS}g}")
     while True:
-        result = tight_epsilon(setting=setting, noise_multiplier=z, sampling=sampling)
+        result = tight_epsilon(setting=setting, noise_to_sensitivity=z, sampling=sampling)
         if result.epsilon <= target:
             return result
         z = float(f"{z * (1 + 10.0 ** (1 - TIGHT_DIGITS)):.{TIGHT_DIGITS}g}")
 
 
-def poisson_reference(*, setting: Setting, noise_multiplier: float, accountant: str = "rdp"):
+def poisson_reference(*, setting: Setting, noise_to_sensitivity: float, accountant: str = "rdp"):
     """Reference ε (:mod:`bounds.accounting`): Poisson sampling at rate γ, add/remove-one neighbours, T steps,
     noise multiplier 2z (the add/remove sensitivity of the mean gradient is G/B, half the replace-one 2G/B).
 
@@ -593,9 +602,8 @@ def poisson_reference(*, setting: Setting, noise_multiplier: float, accountant: 
     """
     from fedplan.bounds import accounting
 
-    return accounting.get_epsilon(delta=setting.delta, sample_rate=setting.gamma,
-                                  noise_multiplier=2 * check_real("noise_multiplier", noise_multiplier, low=0.0,
-                                                                  low_open=True),
+    z = check_real("noise_to_sensitivity", noise_to_sensitivity, low=0.0, low_open=True)
+    return accounting.get_epsilon(delta=setting.delta, sample_rate=setting.gamma, noise_multiplier=2 * z,
                                   steps=setting.steps, accountant=accountant)
 
 
@@ -842,7 +850,7 @@ class Remark1(TheoremResult):
 
     step: int
     steps: int
-    noise_multiplier: float
+    noise_to_sensitivity: float
     epsilon: float
     claimed_epsilon: float
     certified_epsilon: float
@@ -858,12 +866,12 @@ class Remark1(TheoremResult):
                        "L179, L171-173, L508")
 
 
-def remark1(*, setting: Setting, step: int, noise_multiplier: float | None = None, epsilon: float | None = None,
-            variant: str = "corrected") -> Remark1:
+def remark1(*, setting: Setting, step: int, noise_to_sensitivity: float | None = None,
+            epsilon: float | None = None, variant: str = "corrected") -> Remark1:
     """Remark 1 (xu L179) at iteration t = ``step`` of T = ``setting.steps``: the claimed √(t/T)·ε against the
     ε that Theorem 2 (L171-173, Lemma 2 L508) certifies for the first t iterations at the same noise.
 
-    Give the noise multiplier z (ε is then Theorem 2's certificate for all T iterations) or the budget ε
+    Give z (``noise_to_sensitivity``; ε is then Theorem 2's certificate for all T iterations) or the budget ε
     (z is then the least noise Theorem 2 needs for it, :func:`paper_noise_for_epsilon`), not both.
     ``variant`` is :func:`paper_epsilon_for_noise`'s, for T and for t alike: ``"paper"`` the certificate at
     z, ``"corrected"`` its monotone envelope (erratum XU-3). CIFAR-10 set-up, z = 2, t = 586 ≈ T/100
@@ -871,27 +879,28 @@ def remark1(*, setting: Setting, step: int, noise_multiplier: float | None = Non
     """
     variant = _check_variant(variant)
     t = check_int("step", step, low=1, high=setting.steps)
-    if (noise_multiplier is None) == (epsilon is None):
-        raise ValueError("give exactly one of noise_multiplier and epsilon; got "
-                         f"noise_multiplier={noise_multiplier!r}, epsilon={epsilon!r}")
+    if (noise_to_sensitivity is None) == (epsilon is None):
+        raise ValueError("give exactly one of noise_to_sensitivity and epsilon; got "
+                         f"noise_to_sensitivity={noise_to_sensitivity!r}, epsilon={epsilon!r}")
     if epsilon is None:
-        whole = paper_epsilon_for_noise(setting=setting, noise_multiplier=noise_multiplier, variant=variant)
+        whole = paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=noise_to_sensitivity,
+                                        variant=variant)
         if not whole.valid:
             failing = "; ".join(f"{item.name}: {item.detail}" for item in whole.hypotheses if not item.holds)
-            raise ValueError(f"noise_multiplier={noise_multiplier!r} is outside the noise Theorem 2 certifies "
-                             f"(xu L173, L508): {failing}")
-        z, budget = float(noise_multiplier), whole.epsilon
+            raise ValueError(f"noise_to_sensitivity={noise_to_sensitivity!r} is outside the noise Theorem 2 "
+                             f"certifies (xu L173, L508): {failing}")
+        z, budget = float(noise_to_sensitivity), whole.epsilon
     else:
         budget = check_real("epsilon", epsilon, low=0.0, low_open=True)
         noise = paper_noise_for_epsilon(setting=setting, target_epsilon=budget)
         if not noise.feasible:
             raise ValueError(f"epsilon={epsilon!r} is not certified by Theorem 2 at any noise: {noise.reason}")
-        z = noise.noise_multiplier
+        z = noise.noise_to_sensitivity
     first = Setting(workers=setting.workers, examples_per_worker=setting.examples_per_worker,
                     batch_size=setting.batch_size, steps=t, delta=setting.delta)
-    part = paper_epsilon_for_noise(setting=first, noise_multiplier=z, variant=variant)
+    part = paper_epsilon_for_noise(setting=first, noise_to_sensitivity=z, variant=variant)
     claimed = math.sqrt(t / setting.steps) * budget
     claim = hypothesis("claimed eps_t >= certified eps_t (Remark 1)", claimed, ">=", part.epsilon, "xu L179")
     return Remark1(t, setting.steps, z, budget, claimed, part.epsilon, part,
-                   tight_epsilon(setting=first, noise_multiplier=z).epsilon, setting.delta, variant,
+                   tight_epsilon(setting=first, noise_to_sensitivity=z).epsilon, setting.delta, variant,
                    hypotheses=(*part.hypotheses, claim))

@@ -41,7 +41,7 @@ class ADP2SGDPlan:
     setting: xu.Setting
     clipping_norm: float
     target_epsilon: float | None
-    noise_multiplier: float
+    noise_to_sensitivity: float
     noise_source: str
     paper_noise: xu.PaperNoise | None
     certificate: xu.Certificate
@@ -62,7 +62,7 @@ class ADP2SGDPlan:
     @property
     def noise_std(self) -> float:
         """Std of the noise on each worker's averaged minibatch gradient, 2Gz/B (xu L518)."""
-        return xu.noise_std(noise_multiplier=self.noise_multiplier, clipping_norm=self.clipping_norm,
+        return xu.noise_std(noise_to_sensitivity=self.noise_to_sensitivity, clipping_norm=self.clipping_norm,
                             batch_size=self.setting.batch_size)
 
     @property
@@ -81,8 +81,8 @@ class ADP2SGDPlan:
         floor = (f"; the smallest epsilon it can certify here is {accounting.round_up(self.floor.epsilon):g}"
                  if self.floor is not None else f"; {self.floor_reason}")
         return (f"{s.workers} workers x {s.smallest_dataset} records, batch {s.batch_size}, {s.steps} iterations, "
-                f"noise multiplier z = {self.noise_multiplier:.6g} ({self.noise_source}): Gaussian noise of std "
-                f"{self.noise_std:.6g} = 2Gz/B added to {xu.NOISE_ON_MEAN} (B times that if added to the summed "
+                f"z (noise_to_sensitivity) = {self.noise_to_sensitivity:.6g} ({self.noise_source}): Gaussian noise "
+                f"of std {self.noise_std:.6g} = 2Gz/B added to {xu.NOISE_ON_MEAN} (B times that if added to the summed "
                 f"gradient). {paper}{floor}. Tight accountant, same model ({xu.PAPER_SAMPLING}; replace-one "
                 f"neighbours): epsilon = {accounting.round_up(self.tight.epsilon):g}. Without amplification by worker "
                 f"selection (sampling without replacement at rate B/n_(1), {s.worker_steps} updates per worker; "
@@ -98,16 +98,17 @@ class ADP2SGDPlan:
         return {
             "setting": self.setting.to_dict(), "clipping_norm": self.clipping_norm,
             "target_epsilon": self.target_epsilon, "noise_source": self.noise_source,
-            "noise_multiplier": self.noise_multiplier, "noise_std": self.noise_std,
+            "noise_to_sensitivity": self.noise_to_sensitivity, "noise_std": self.noise_std,
             "noise_std_sum": self.setting.batch_size * self.noise_std, "noise_added_to": xu.NOISE_ON_MEAN,
             "epsilon": certificate.epsilon, "mu": theorem.mu if theorem is not None else certificate.mu,
             "alpha": theorem.alpha if theorem is not None else certificate.alpha,
             "feasible": self.feasible, "paper_reason": "" if self.paper_noise is None else self.paper_noise.reason,
             "floor_epsilon": None if self.floor is None else self.floor.epsilon,
-            "floor_noise_multiplier": None if self.floor is None else self.floor.noise_multiplier,
+            "floor_noise_to_sensitivity": None if self.floor is None else self.floor.noise_to_sensitivity,
             "noise_band": None if self.floor is None else list(self.floor.band),
             "tight_epsilon": self.tight.epsilon, "tight_order": self.tight.order,
-            "tight_noise_multiplier": None if self.tight_calibrated is None else self.tight_calibrated.noise_multiplier,
+            "tight_noise_to_sensitivity": (None if self.tight_calibrated is None
+                                           else self.tight_calibrated.noise_to_sensitivity),
             "tight_accountant": self.tight.accountant, "tight_sampling": self.tight.sampling,
             "per_worker_epsilon": self.per_worker.epsilon, "per_worker_sampling": self.per_worker.sampling,
             "reference_epsilon": self.reference.epsilon, "reference_accountant": self.reference.accountant,
@@ -125,7 +126,7 @@ class ADP2SGDPlan:
         the random choice of the worker); ``with_privacy`` adds the tight accountant's privacy block."""
         s = self.setting
         values = {"sample_rate": s.batch_size / s.smallest_dataset, "batch_size": s.batch_size,
-                  "noise_multiplier": 2 * self.noise_multiplier, "noise_to_sensitivity": self.noise_multiplier,
+                  "noise_multiplier": 2 * self.noise_to_sensitivity, "noise_to_sensitivity": self.noise_to_sensitivity,
                   "noise_std": self.noise_std, "clipping_norm": self.clipping_norm}
         if self.learning_rate is not None:
             values["learning_rate"] = self.learning_rate
@@ -148,7 +149,7 @@ class ADP2SGDPlan:
                                      delta=s.delta, target_epsilon=self.target_epsilon)
 
     def cumulative_epsilon(self) -> np.ndarray:
-        return xu.tight_epsilon_after_each_step(setting=self.setting, noise_multiplier=self.noise_multiplier)
+        return xu.tight_epsilon_after_each_step(setting=self.setting, noise_to_sensitivity=self.noise_to_sensitivity)
 
 
 def _floor(setting: xu.Setting) -> tuple[xu.Floor | None, str]:
@@ -158,18 +159,19 @@ def _floor(setting: xu.Setting) -> tuple[xu.Floor | None, str]:
         return None, str(empty)
 
 
-def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None, noise_multiplier: float | None = None,
-                 clipping_norm: float = 1.0, noise_source: str = "auto", learning_rate: float | None = None,
-                 variant: str = "corrected", reference_accountant: str = "rdp") -> ADP2SGDPlan:
-    """Plan from a target ε (ε → σ) or a noise multiplier z = σB/(2G) (σ → ε); give exactly one.
+def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None,
+                 noise_to_sensitivity: float | None = None, clipping_norm: float = 1.0, noise_source: str = "auto",
+                 learning_rate: float | None = None, variant: str = "corrected",
+                 reference_accountant: str = "rdp") -> ADP2SGDPlan:
+    """Plan from a target ε (ε → σ) or Xu's z (``noise_to_sensitivity``) = σB/(2G) (σ → ε); give exactly one.
 
     With a target ε the noise comes from ``noise_source``: ``"paper"`` (Theorem 2's least σ; raises
     ``ValueError`` naming the floor if it cannot certify the target), ``"tight"`` (the least z of the tight
     same-model accountant) or ``"auto"`` (the paper's when feasible, else the tight one). ``variant`` applies
     to the σ → ε certificate: ``"corrected"`` uses the monotone envelope, ``"paper"`` the raw value.
     """
-    if (target_epsilon is None) == (noise_multiplier is None):
-        raise ValueError("give exactly one of target_epsilon and noise_multiplier")
+    if (target_epsilon is None) == (noise_to_sensitivity is None):
+        raise ValueError("give exactly one of target_epsilon and noise_to_sensitivity")
     source = check_choice("noise_source", noise_source, NOISE_SOURCES)
     g = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
     if learning_rate is not None:
@@ -182,19 +184,19 @@ def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None, no
             raise ValueError(f"Theorem 2 cannot certify target_epsilon={target_epsilon:g}: {paper_noise.reason}")
         tight_calibrated = xu.tight_noise_multiplier(setting=setting, target_epsilon=target_epsilon)
         use_paper = source == "paper" or (source == "auto" and paper_noise.feasible)
-        z = paper_noise.noise_multiplier if use_paper else tight_calibrated.noise_multiplier
+        z = paper_noise.noise_to_sensitivity if use_paper else tight_calibrated.noise_to_sensitivity
         chosen = "Theorem 2, least noise over mu" if use_paper else "tight accountant (WBK'19 Thm 27), least noise"
     else:
-        z = check_real("noise_multiplier", noise_multiplier, low=xu.rdp.MIN_NOISE_MULTIPLIER,
+        z = check_real("noise_to_sensitivity", noise_to_sensitivity, low=xu.rdp.MIN_NOISE_MULTIPLIER,
                        high=xu.rdp.MAX_NOISE_MULTIPLIER)
         chosen = "given"
-    certificate = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=z, variant=variant)
+    certificate = xu.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=z, variant=variant)
     return ADP2SGDPlan(
-        setting=setting, clipping_norm=g, target_epsilon=target_epsilon, noise_multiplier=z, noise_source=chosen,
-        paper_noise=paper_noise, certificate=certificate, floor=floor, floor_reason=floor_reason,
-        tight=xu.tight_epsilon(setting=setting, noise_multiplier=z), tight_calibrated=tight_calibrated,
-        per_worker=xu.tight_epsilon(setting=setting, noise_multiplier=z, sampling="per_worker"),
-        reference=xu.poisson_reference(setting=setting, noise_multiplier=z, accountant=reference_accountant),
+        setting=setting, clipping_norm=g, target_epsilon=target_epsilon, noise_to_sensitivity=z,
+        noise_source=chosen, paper_noise=paper_noise, certificate=certificate, floor=floor, floor_reason=floor_reason,
+        tight=xu.tight_epsilon(setting=setting, noise_to_sensitivity=z), tight_calibrated=tight_calibrated,
+        per_worker=xu.tight_epsilon(setting=setting, noise_to_sensitivity=z, sampling="per_worker"),
+        reference=xu.poisson_reference(setting=setting, noise_to_sensitivity=z, accountant=reference_accountant),
         learning_rate=learning_rate, variant=variant)
 
 
@@ -213,10 +215,10 @@ def epsilon_against_noise(*, setting: xu.Setting, points: int = 24,
     grid = np.unique(np.concatenate([np.geomspace(0.5, max(2 * high, 4.0), points), [low, high]]))
     rows = []
     for index, z in enumerate(grid):
-        paper = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=float(z), variant="paper")
+        paper = xu.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=float(z), variant="paper")
         rows.append({"noise_to_sensitivity": float(z), "paper_epsilon": paper.epsilon,
                      "paper_guarantee": paper.guarantee,
-                     "tight_epsilon": xu.tight_epsilon(setting=setting, noise_multiplier=float(z)).epsilon})
+                     "tight_epsilon": xu.tight_epsilon(setting=setting, noise_to_sensitivity=float(z)).epsilon})
         if progress is not None:
             progress(index + 1, len(grid))
     return rows

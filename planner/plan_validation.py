@@ -382,12 +382,12 @@ def validate_adp2sgd_schedule(*, schedule: Schedule, dataset: Dataset, clients: 
     every, sampled = _full_passes(steps, 0)
     runs = _each_seed(seeds, lambda seed: run_adp2sgd(
         problem=problem, graph=graph, steps=steps, batch_size=batch, learning_rate=learning_rate,
-        noise_multiplier=sigma / 2, clipping_norm=ADP2SGD_CLIPPING_NORM, staleness="fixed", max_staleness=0,
+        noise_to_sensitivity=sigma / 2, clipping_norm=ADP2SGD_CLIPPING_NORM, staleness="fixed", max_staleness=0,
         worker_order="round_robin", seed=seed, delta=delta, eval_every=max(1, steps // EVALUATIONS),
         gradient_every=every, progress=counter.round_done), counter)
     setting = xu.Setting(workers=workers, examples_per_worker=client_size, batch_size=batch, steps=steps, delta=delta,
                          worker_steps=schedule.rounds)
-    planned = xu.tight_epsilon(setting=setting, noise_multiplier=sigma / 2, sampling="per_worker")
+    planned = xu.tight_epsilon(setting=setting, noise_to_sensitivity=sigma / 2, sampling="per_worker")
     topology = xu.Topology(workers=workers, rho=spectral_gap(graph))
     constants = theorem1_problem(problem)
     theorem1 = theorem1_of_run(constants=constants, topology=topology, config=runs[0].config, staleness=0)(steps)

@@ -463,7 +463,7 @@ def plan_adp2sgd_recipe(request: RecipeInputs) -> RecipeResult:
     setting = xu.Setting(workers=request.clients, examples_per_worker=request.client_size,
                          batch_size=request.batch_size, steps=_steps_for_epochs(request), delta=request.target_delta)
     paper = plan_adp2sgd(setting=setting, target_epsilon=request.target_epsilon, noise_source="auto")
-    paper_sigma = 2 * paper.noise_multiplier if paper.feasible else None
+    paper_sigma = 2 * paper.noise_to_sensitivity if paper.feasible else None
     run = GaussianRun(phases=((setting.batch_size / setting.smallest_dataset, setting.worker_steps),),
                       sampling=request.sampling or "fixed_size", neighboring_relation="replace_one",
                       dataset_size=setting.smallest_dataset)

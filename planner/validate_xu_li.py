@@ -150,7 +150,7 @@ def _bound_claim(name: str, simulated: float, bound, source: str, detail: str) -
 # --------------------------------------------------------------------------------------------
 
 def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "ring", degree: int | None = None,
-                     steps: int = 2000, batch_size: int = 16, noise_multiplier: float = 2.0,
+                     steps: int = 2000, batch_size: int = 16, noise_to_sensitivity: float = 2.0,
                      clipping_norm: float = 1.0, learning_rate: float | None = None, staleness: str = "fixed",
                      max_staleness: int = 2, compute: Durations | None = None, seeds=(0, 1, 2),
                      delta: float = 1e-5, progress=None) -> ValidationReport:
@@ -158,7 +158,8 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
 
     ``learning_rate`` η̄ defaults to the largest step with Theorem 1's conditions at τ = ``max_staleness``
     (:func:`largest_theorem1_learning_rate`). The bound is evaluated at the largest staleness measured over
-    the runs (event-driven staleness is not bounded in advance).
+    the runs (event-driven staleness is not bounded in advance). ``noise_to_sensitivity`` is Xu's z: noise std
+    2Gz/B on each worker's averaged minibatch gradient (:func:`~planner.simulate.adp2sgd.run_adp2sgd`).
     """
 
     seeds = _seeds(seeds)
@@ -169,9 +170,9 @@ def validate_adp2sgd(*, dataset: Dataset, workers: int = 8, topology: str = "rin
     eta = (largest_theorem1_learning_rate(smoothness=constants.smoothness, topology=shape, staleness=max_staleness)
            if learning_rate is None else check_real("learning_rate", learning_rate, low=0.0, low_open=True))
     runs = tuple(run_adp2sgd(problem=problem, graph=graph, steps=steps, batch_size=batch_size, learning_rate=eta,
-                             noise_multiplier=noise_multiplier, clipping_norm=clipping_norm, staleness=staleness,
-                             max_staleness=max_staleness, compute=compute or DEFAULT_COMPUTE, seed=seed, delta=delta,
-                             progress=progress)
+                             noise_to_sensitivity=noise_to_sensitivity, clipping_norm=clipping_norm,
+                             staleness=staleness, max_staleness=max_staleness, compute=compute or DEFAULT_COMPUTE,
+                             seed=seed, delta=delta, progress=progress)
                  for seed in seeds)
     norms = _row_norms(problem)
     tau = int(max(run.delays["max_delay"] for run in runs))

@@ -79,7 +79,7 @@ PATHS = (
     ErrorPath("4_ADP2SGD.py", "ADP2SGD", "A(DP)²SGD (Xu et al.)",
               (Text("Target ε (the noise it needs is shown on the right)", "1e-6"),),
               names=("Target ε", "target_epsilon"), values=("1e-06", "1e-6", "0.000001"),
-              advice=r"noise multiplier up to 1e\+?0?4", button="Set the target ε to"),
+              advice=r"noise_to_sensitivity up to 1e\+?0?4", button="Set the target ε to"),
     ErrorPath("5_MAPA.py", "MAPA", "MAPA (Li et al.)", (Text("ε per upload", "-0.1"),),
               names=("ε per upload", "upload_epsilon"), values=("got -0.1",), advice=r"\(0, 700\]"),
     ErrorPath("6_Damaskinos.py", "Damaskinos", "Damaskinos: DP-SCD", (Text("Epochs E", "0.001"),),

@@ -5,8 +5,8 @@ all starting at w⁰ = 0). Each global iteration t = 0..T−1 (xu L106-112):
 
 1. one worker k^t becomes active and reads a possibly stale copy ŵ of its model (L88, L141);
 2. it averages B of its records' gradients, each clipped to G (Theorem 2's "f_i is G-Lipschitz", L171),
-   drawn without replacement (L108), and adds Gaussian noise of std 2Gz/B (z the replace-one noise
-   multiplier; noise on the *mean* gradient, the convention of the privacy proof L518, erratum XU-1);
+   drawn without replacement (L108), and adds Gaussian noise of std 2Gz/B (z = ``noise_to_sensitivity``: noise
+   std / replace-one sensitivity; noise on the *mean* gradient, the convention of the privacy proof L518, erratum XU-1);
 3. it averages its model with one neighbour j drawn uniformly from N(k): W ← W A_t (L111, App. A L309);
 4. w_k ← w_k − η̄ (g + n) (L112; η̄ is the step on the mean gradient, η = η̄/B in the sum convention).
 
@@ -149,7 +149,7 @@ class _Reads:
 
 
 def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, learning_rate: float,
-                noise_multiplier: float, clipping_norm: float, staleness: str = "event", max_staleness: int = 0,
+                noise_to_sensitivity: float, clipping_norm: float, staleness: str = "event", max_staleness: int = 0,
                 worker_order: str = "random", compute: Durations = DEFAULT_COMPUTE, seed: int = 0, delta: float = 1e-5,
                 eval_every: int = 1, gradient_every: int = 1, progress=None) -> SimulationResult:
     """Simulate T iterations of A(DP)²SGD (module docstring).
@@ -162,8 +162,10 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
         T ≥ 1 and B in [1, smallest client].
     learning_rate : float
         η̄ > 0, the step on the mean gradient.
-    noise_multiplier : float
-        z ≥ 0 (replace-one): noise std 2Gz/B on the mean gradient; 0 means no noise (not private).
+    noise_to_sensitivity : float
+        Xu's z ≥ 0 (noise std / replace-one sensitivity 2G/B): noise std 2Gz/B on the mean gradient; 0 means no
+        noise (not private). ``config["noise_multiplier"]`` is fedplan's σ of the same noise, 2z (noise std /
+        clipping norm on the sum of the B clipped gradients).
     clipping_norm : float
         G > 0, per-example ℓ2 clipping.
     staleness : {"event", "fixed", "uniform"}
@@ -181,7 +183,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     steps = check_int("steps", steps, low=1)
     batch = check_int("batch_size", batch_size, low=1, high=min(problem.client_sizes))
     eta = check_real("learning_rate", learning_rate, low=0.0, low_open=True)
-    z = check_real("noise_multiplier", noise_multiplier, low=0.0)
+    z = check_real("noise_to_sensitivity", noise_to_sensitivity, low=0.0)
     clip = check_real("clipping_norm", clipping_norm, low=0.0, low_open=True)
     mode = check_choice("staleness", staleness, STALENESS)
     order = check_choice("worker_order", worker_order, WORKER_ORDERS)
@@ -191,7 +193,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
     tau = check_int("max_staleness", max_staleness, low=0)
     seed = check_int("seed", seed, low=0)
     every = check_int("gradient_every", gradient_every, low=1)
-    std = xu.noise_std(noise_multiplier=z, clipping_norm=clip, batch_size=batch) if z > 0 else 0.0
+    std = xu.noise_std(noise_to_sensitivity=z, clipping_norm=clip, batch_size=batch) if z > 0 else 0.0
     rngs = spawn_generators(seed, 5)
     batch_rng, noise_rng, partner_rng = rngs[2:]
     reads = _Reads(mode, order, workers, tau, compute, rngs[:2])
@@ -234,11 +236,12 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
         diverged, message = True, str(error)
         final = {"loss": None, "accuracy": None, "dist_sq": None}
     privacy = adp2sgd_ledger(sizes=problem.client_sizes, batch_size=batch, steps=steps,
-                             worker_updates=updates.tolist(), noise_multiplier=z, delta=delta)
+                             worker_updates=updates.tolist(), noise_to_sensitivity=z, delta=delta)
     delays = [row["staleness"] for row in recorder.rows]
     config = {"source": SOURCE, **problem.describe(), "topology": graph.topology, "workers": workers,
               "rho": spectral_gap(graph), "steps": steps, "batch_size": batch, "learning_rate": eta,
-              "noise_multiplier": z, "noise_std": std, "clipping_norm": clip, "staleness": mode, "worker_order": order,
+              "noise_to_sensitivity": z, "noise_multiplier": 2 * z, "noise_std": std, "clipping_norm": clip,
+              "staleness": mode, "worker_order": order,
               "max_staleness": tau if mode != "event" else None, "seed": seed, "eval_every": recorder.eval_every,
               "gradient_every": every,
               "worker_updates": updates.tolist(), "mean_identity_residual": residual}
@@ -250,7 +253,7 @@ def run_adp2sgd(*, problem: Problem, graph: Graph, steps: int, batch_size: int, 
                             config=config)
 
 
-def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_multiplier: float,
+def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_to_sensitivity: float,
                    delta: float) -> dict:
     """ε of an executed run (replace-one neighbours), by four accountings (module docstring).
 
@@ -262,14 +265,14 @@ def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_
     result = {"mechanism": "gaussian", "delta": float(delta), "neighboring_relation": xu.NEIGHBORING_RELATION,
               "noise_on": xu.NOISE_ON_MEAN, "worker_updates": updates, "busiest_worker_share": busiest / steps,
               "uniform_share": 1.0 / len(updates)}
-    if noise_multiplier == 0:
+    if noise_to_sensitivity == 0:
         return result | {"epsilon": None, "statement": "No noise: the run is not differentially private."}
     setting = xu.Setting(workers=len(updates), examples_per_worker=tuple(sizes), batch_size=batch_size, steps=steps,
                          delta=delta, worker_steps=max(busiest, 1))
-    per_worker = xu.tight_epsilon(setting=setting, noise_multiplier=noise_multiplier, sampling="per_worker")
-    paper_model = xu.tight_epsilon(setting=setting, noise_multiplier=noise_multiplier, sampling="paper")
-    certificate = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=noise_multiplier)
-    reference = xu.poisson_reference(setting=setting, noise_multiplier=noise_multiplier)
+    per_worker = xu.tight_epsilon(setting=setting, noise_to_sensitivity=noise_to_sensitivity, sampling="per_worker")
+    paper_model = xu.tight_epsilon(setting=setting, noise_to_sensitivity=noise_to_sensitivity, sampling="paper")
+    certificate = xu.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=noise_to_sensitivity)
+    reference = xu.poisson_reference(setting=setting, noise_to_sensitivity=noise_to_sensitivity)
     result.update(
         epsilon=per_worker.epsilon, accountant=per_worker.accountant, sampling=per_worker.sampling,
         per_worker=per_worker.to_dict(), paper_model=paper_model.to_dict(),
@@ -290,10 +293,10 @@ def adp2sgd_ledger(*, sizes, batch_size: int, steps: int, worker_updates, noise_
 #: Named runs that take seconds: synthetic logistic data (unit rows), Xu's setting in miniature.
 PRESETS = {
     "adp2sgd-ring": {"workers": 8, "topology": "ring", "steps": 3000, "batch_size": 16, "learning_rate": 0.5,
-                     "noise_multiplier": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
+                     "noise_to_sensitivity": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
                      "n_features": 20},
     "adp2sgd-case2": {"workers": 9, "topology": "torus", "steps": 3000, "batch_size": 16, "learning_rate": 0.5,
-                      "noise_multiplier": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
+                      "noise_to_sensitivity": 2.0, "clipping_norm": 1.0, "staleness": "event", "n_samples": 4000,
                       "n_features": 20, "compute_means": (10.0,) + (1.0,) * 8},
 }
 

@@ -133,7 +133,7 @@ class Epsilon(_Adp2sgdRequest):
     variant: str = variant_field()
 
     def run(self, *, progress=None) -> Report:
-        plan = plan_adp2sgd(noise_multiplier=self.noise(), variant=self.variant, **self.common())
+        plan = plan_adp2sgd(noise_to_sensitivity=self.noise(), variant=self.variant, **self.common())
         return Report(values=plan.summary(), result=plan)
 
 
@@ -150,11 +150,11 @@ class MinEpsilon(_Adp2sgdRequest):
     def run(self, *, progress=None) -> Report:
         setting = self.setting()
         floor = xu.epsilon_floor(setting=setting)
-        plan = plan_adp2sgd(noise_multiplier=floor.noise_multiplier, **self.common())
+        plan = plan_adp2sgd(noise_to_sensitivity=floor.noise_to_sensitivity, **self.common())
         summary = plan.summary()
         summary["analytic_lower_bound"] = floor.analytic_lower_bound
         summary["statement"] = (f"Theorem 2 cannot certify epsilon below {floor.epsilon:.6g} at delta = "
-                                f"{setting.delta:g} (reached at noise multiplier {floor.noise_multiplier:.6g}; it "
+                                f"{setting.delta:g} (reached at z = {floor.noise_to_sensitivity:.6g}; it "
                                 f"certifies nothing outside z in [{floor.band[0]:.6g}, {floor.band[1]:.6g})). "
                                 + summary["statement"])
         return Report(values=summary, result=plan)
@@ -190,7 +190,7 @@ class Schedule(_Adp2sgdRequest):
         super().check()
 
     def run(self, *, progress=None) -> Report:
-        plan = plan_adp2sgd(target_epsilon=self.target_epsilon, noise_multiplier=self.noise(),
+        plan = plan_adp2sgd(target_epsilon=self.target_epsilon, noise_to_sensitivity=self.noise(),
                             noise_source=self.noise_source, learning_rate=self.learning_rate, variant=self.variant,
                             **self.common())
         path = write_schedule(plan.schedule(), self.out)

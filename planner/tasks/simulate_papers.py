@@ -143,7 +143,7 @@ class SimulateAdp2sgd(Validating, ComputeTiming, DataSource, Request):
                              "measures staleness from compute times, which would pick the workers); got event")
 
     def _options(self) -> dict:
-        return {"steps": self.steps, "batch_size": self.batch_size, "noise_multiplier": self.noise_to_sensitivity,
+        return {"steps": self.steps, "batch_size": self.batch_size, "noise_to_sensitivity": self.noise_to_sensitivity,
                 "clipping_norm": self.clipping_norm, "staleness": self.staleness_model,
                 "max_staleness": self.max_staleness, "compute": self.compute(), "delta": self.delta}
 

@@ -45,9 +45,9 @@ def test_smallest_dataset_sets_gamma():
     lambda: x.theorem2(setting=CIFAR, epsilon=1, mu=0.5, variant="exact"),
     lambda: x.Topology(workers=1, rho=0.5),
     lambda: x.Topology(workers=4, rho=1.0),
-    lambda: x.tight_epsilon(setting=CIFAR, noise_multiplier=2, sampling="poisson"),
+    lambda: x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=2, sampling="poisson"),
     lambda: rdp_without_replacement_gaussian(sample_rate=0.01, noise_multiplier=1, orders=(2.5,)),
-    lambda: x.noise_std(noise_multiplier=1, clipping_norm=1, batch_size=8, noise_on="total"),
+    lambda: x.noise_std(noise_to_sensitivity=1, clipping_norm=1, batch_size=8, noise_on="total"),
 ])
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
@@ -68,8 +68,8 @@ def test_empty_band_is_reported():
 # ---------------------------------------------------------------- noise conventions (erratum XU-1)
 
 def test_noise_on_mean_and_sum():
-    assert x.noise_std(noise_multiplier=3, clipping_norm=2, batch_size=8) == pytest.approx(1.5)
-    assert x.noise_std(noise_multiplier=3, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(12)
+    assert x.noise_std(noise_to_sensitivity=3, clipping_norm=2, batch_size=8) == pytest.approx(1.5)
+    assert x.noise_std(noise_to_sensitivity=3, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(12)
     assert x.noise_multiplier_of_std(std=12, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(3)
 
 
@@ -99,22 +99,22 @@ def test_without_replacement_rdp_matches_dp_accounting_rdp_accountant(q, z):
 
 def test_tight_is_below_the_paper_certificate_and_per_worker_above_it():
     for z in (1.5, 2.0, 3.0):
-        paper = x.paper_epsilon_for_noise(setting=CIFAR, noise_multiplier=z, variant="paper").epsilon
-        tight = x.tight_epsilon(setting=CIFAR, noise_multiplier=z, conversion="classic").epsilon
-        per_worker = x.tight_epsilon(setting=CIFAR, noise_multiplier=z, sampling="per_worker").epsilon
+        paper = x.paper_epsilon_for_noise(setting=CIFAR, noise_to_sensitivity=z, variant="paper").epsilon
+        tight = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=z, conversion="classic").epsilon
+        per_worker = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=z, sampling="per_worker").epsilon
         assert tight < paper < per_worker
 
 
 def test_tight_calibration_meets_the_target_and_is_short():
     result = x.tight_noise_multiplier(setting=CIFAR, target_epsilon=10)
-    assert result.epsilon <= 10 and result.noise_multiplier == float(f"{result.noise_multiplier:.6g}")
-    below = x.tight_epsilon(setting=CIFAR, noise_multiplier=result.noise_multiplier * (1 - 1e-4))
+    assert result.epsilon <= 10 and result.noise_to_sensitivity == float(f"{result.noise_to_sensitivity:.6g}")
+    below = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=result.noise_to_sensitivity * (1 - 1e-4))
     assert below.epsilon > 10
-    assert result.noise_multiplier == pytest.approx(1.498, abs=1e-3)  # spec §5.6: 1.498 (improved conversion)
+    assert result.noise_to_sensitivity == pytest.approx(1.498, abs=1e-3)  # spec §5.6: 1.498 (improved conversion)
 
 
 def test_poisson_reference_uses_twice_the_noise_multiplier():
-    reference = x.poisson_reference(setting=CIFAR, noise_multiplier=2)
+    reference = x.poisson_reference(setting=CIFAR, noise_to_sensitivity=2)
     assert reference.neighboring_relation == "add_or_remove_one" and reference.sampling == "poisson"
     assert reference.segments[0].noise_multiplier == 4 and reference.segments[0].sample_rate == CIFAR.gamma
 
@@ -134,12 +134,12 @@ def test_envelope_is_monotone_and_never_above_the_raw_certificate(setting, z):
         x.noise_band(setting=setting)
     except ValueError:
         return
-    low = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z)
-    high = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z * 1.3)
-    raw = x.paper_epsilon_for_noise(setting=setting, noise_multiplier=z, variant="paper")
+    low = x.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=z)
+    high = x.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=z * 1.3)
+    raw = x.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=z, variant="paper")
     if low.feasible:
         assert high.feasible and high.epsilon <= low.epsilon * (1 + 1e-12)
-        assert low.noise_multiplier <= z
+        assert low.noise_to_sensitivity <= z
     if raw.feasible:
         assert low.epsilon <= raw.epsilon
 
@@ -155,7 +155,7 @@ def test_least_noise_is_feasible_exactly_above_the_floor_and_meets_the_target(se
     result = x.paper_noise_for_epsilon(setting=setting, target_epsilon=target)
     assert result.feasible and result.theorem.valid and result.certified_epsilon <= target
     more = x.paper_noise_for_epsilon(setting=setting, target_epsilon=target * 1.5)
-    assert more.noise_multiplier <= result.noise_multiplier * (1 + 1e-9)
+    assert more.noise_to_sensitivity <= result.noise_to_sensitivity * (1 + 1e-9)
     assert not x.paper_noise_for_epsilon(setting=setting, target_epsilon=floor.epsilon * (1 - 1e-6)).feasible
 
 
@@ -165,7 +165,7 @@ def test_a_target_below_the_floor_whose_formula_noise_is_below_the_accountants_r
     setting = x.Setting(workers=56, examples_per_worker=52447, batch_size=8, steps=1000, delta=1e-8, worker_steps=18)
     floor = x.epsilon_floor(setting=setting)
     result = x.paper_noise_for_epsilon(setting=setting, target_epsilon=floor.epsilon * (1 - 1e-6))
-    assert not result.feasible and result.noise_multiplier < 1e-3 and result.certified_epsilon is None
+    assert not result.feasible and result.noise_to_sensitivity < 1e-3 and result.certified_epsilon is None
     assert "target epsilon >= the smallest epsilon Theorem 2 certifies" in result.reason
     assert result.to_dict()["certified_epsilon"] is None
 
@@ -179,15 +179,15 @@ def test_the_floor_is_the_minimum_of_the_certificate(setting, target):
         return
     low, high = floor.band
     for z in np.geomspace(low, high * (1 - 1e-9), 40):
-        assert x.certificate(setting=setting, noise_multiplier=float(z)).epsilon >= floor.epsilon * (1 - 1e-9)
+        assert x.certificate(setting=setting, noise_to_sensitivity=float(z)).epsilon >= floor.epsilon * (1 - 1e-9)
     assert floor.analytic_lower_bound < floor.epsilon
 
 
 @settings(max_examples=12, deadline=None)  # each evaluation sums orders 2..256 for 58 594 steps
 @given(z=st.floats(0.5, 20), factor=st.floats(1.01, 3))
 def test_tight_epsilon_decreases_with_noise(z, factor):
-    small = x.tight_epsilon(setting=CIFAR, noise_multiplier=z).epsilon
-    assert x.tight_epsilon(setting=CIFAR, noise_multiplier=z * factor).epsilon <= small
+    small = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=z).epsilon
+    assert x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=z * factor).epsilon <= small
 
 
 @FAST

@@ -88,7 +88,7 @@ def test_xu_certificate(setting, z):
     gamma = setting.batch_size / (setting.workers * setting.smallest_dataset)
     assume(away(z * z, 1.5) and away(gamma * (1 + z * z), math.exp(-1), 1e-6))
     valid = z * z >= 1.5 and gamma * (1 + z * z) < math.exp(-1)  # L508, L528; α_max > 1 (L173)
-    result = xu.certificate(setting=setting, noise_multiplier=z)
+    result = xu.certificate(setting=setting, noise_to_sensitivity=z)
     assert_contract(result, result.epsilon, expect_valid=valid)
     assert result.epsilon == pytest.approx(float(paper_certificate(setting, z)), rel=1e-12)
     assert result.feasible is valid and {note[:4] for note in result.notes} == {"XU-2", "XU-3"}
@@ -97,7 +97,7 @@ def test_xu_certificate(setting, z):
 @pytest.mark.parametrize("z, epsilon, valid", [(2.0, 11.32318025, True), (1.0, None, False), (9.0, None, False)])
 def test_xu_certificate_spec_vectors_and_the_band(z, epsilon, valid):
     cifar = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
-    result = xu.certificate(setting=cifar, noise_multiplier=z)  # spec TV-P2; band [1.2247, 8.4173) (spec §4.1)
+    result = xu.certificate(setting=cifar, noise_to_sensitivity=z)  # spec TV-P2; band [1.2247, 8.4173) (spec §4.1)
     assert_contract(result, result.epsilon, expect_valid=valid)
     assert result.epsilon == pytest.approx(epsilon or float(paper_certificate(cifar, z)), rel=1e-8)
     failing = [h.detail for h in result.hypotheses if not h.holds]
@@ -107,11 +107,11 @@ def test_xu_certificate_spec_vectors_and_the_band(z, epsilon, valid):
 def test_xu_certificate_range_and_an_order_within_rounding_of_one():
     cifar = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
     for z in (1e-4, 1e9):  # the accountants' range of noise multipliers (bounds.rdp)
-        with pytest.raises(ValueError, match=r"noise_multiplier must be a real number in \[0.001, 1e\+08\]"):
-            xu.certificate(setting=cifar, noise_multiplier=z)
+        with pytest.raises(ValueError, match=r"noise_to_sensitivity must be a real number in \[0.001, 1e\+08\]"):
+            xu.certificate(setting=cifar, noise_to_sensitivity=z)
     # δ within rounding of 1: α* − 1 = sqrt(Λ/ρ) ≈ 5e-18 is below 1 + ulp, the value ρ + 2 sqrt(ρΛ) is still finite
     whole = xu.Setting(workers=1, examples_per_worker=10**12, batch_size=10**12, steps=10**12, delta=1 - 1e-16)
-    result = xu.certificate(setting=whole, noise_multiplier=1e-3)
+    result = xu.certificate(setting=whole, noise_to_sensitivity=1e-3)
     rho, lam = 5 * 10**12 / 1e-6, -math.log(1 - 1e-16)
     assert_contract(result, result.epsilon, expect_valid=False)
     assert result.epsilon == pytest.approx(rho + 2 * math.sqrt(rho * lam), rel=1e-15)
@@ -123,13 +123,13 @@ def test_xu_paper_epsilon_for_noise(setting, z, variant):
     gamma = setting.batch_size / (setting.workers * setting.smallest_dataset)
     band = 2.5 * gamma < math.exp(-1)  # some z satisfies z² >= 1.5 and α_max > 1 (spec §4.1)
     assume(away(z * z, 1.5) and away(gamma * (1 + z * z), math.exp(-1), 1e-6) and away(2.5 * gamma, math.exp(-1)))
-    result = xu.paper_epsilon_for_noise(setting=setting, noise_multiplier=z, variant=variant)
+    result = xu.paper_epsilon_for_noise(setting=setting, noise_to_sensitivity=z, variant=variant)
     if variant == "paper":
         valid = z * z >= 1.5 and gamma * (1 + z * z) < math.exp(-1)
     else:  # the envelope over z' <= z (XU-3): any z above sqrt(1.5) reaches the band when it is not empty
         valid = z * z >= 1.5 and band
     assert_contract(result, result.epsilon, expect_valid=valid)
-    used = result.noise_multiplier
+    used = result.noise_to_sensitivity
     assert used <= z and result.epsilon == pytest.approx(float(paper_certificate(setting, used)), rel=1e-12)
     assert result.variant == variant and (used == z or variant == "corrected")
     if variant == "corrected" and valid:  # no certified z' <= z gives less (a grid of Theorem 2 at z')
@@ -150,13 +150,13 @@ def test_xu_paper_noise_for_epsilon(setting, target):
         assume(away(target, floor, 1e-3))
     valid = band and target > floor
     result = xu.paper_noise_for_epsilon(setting=setting, target_epsilon=target)
-    assert_contract(result, result.noise_multiplier, expect_valid=valid)
+    assert_contract(result, result.noise_to_sensitivity, expect_valid=valid)
     theorem = result.theorem
     alpha = lam / ((1 - result.mu) * theorem.epsilon) + 1  # L171
     z2 = 5 * setting.steps * gamma**2 * alpha / (result.mu * theorem.epsilon)  # σ²/Δ², spec §4.2
-    assert result.noise_multiplier == pytest.approx(math.sqrt(z2), rel=1e-12)
+    assert result.noise_to_sensitivity == pytest.approx(math.sqrt(z2), rel=1e-12)
     if valid:  # the delivered noise is certified within the target
-        assert float(paper_certificate(setting, result.noise_multiplier)) <= target * (1 + 1e-9)
+        assert float(paper_certificate(setting, result.noise_to_sensitivity)) <= target * (1 + 1e-9)
         assert result.certified_epsilon <= target * (1 + 1e-9) and result.reason == ""
     else:  # Theorem 2 at the unconstrained best mu* = 1 + a - sqrt(a(1 + a)), a = log(1/delta)/eps (spec §4.3)
         a = lam / target
@@ -168,7 +168,7 @@ def test_xu_paper_noise_for_epsilon(setting, target):
 def test_xu_paper_noise_below_the_printed_floor():
     cifar = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
     below = xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=8.3436)  # floor 8.3436582 (spec §4.4)
-    data = assert_contract(below, below.noise_multiplier, expect_valid=False)
+    data = assert_contract(below, below.noise_to_sensitivity, expect_valid=False)
     assert data["hypotheses"][1] == {"name": "target epsilon >= the smallest epsilon Theorem 2 certifies (floor)",
                                      "holds": False, "detail": "8.3436 >= 8.34366", "source": "xu L171-173; spec §4.4"}
     assert "arXiv:2008.09246" in data["floor"]["source"] and data["floor"]["epsilon"] == pytest.approx(8.3436582)
@@ -176,12 +176,12 @@ def test_xu_paper_noise_below_the_printed_floor():
     a = math.log(1e5) / 1e-6
     mu = 1 + a - math.sqrt(a * (1 + a))
     z = math.sqrt(7.68003 * (math.log(1e5) / ((1 - mu) * 1e-6) + 1) / (mu * 1e-6))  # 5 T gamma^2 alpha/(mu eps)
-    assert not tiny.valid and tiny.noise_multiplier == pytest.approx(z, rel=1e-5)
-    with pytest.raises(ValueError, match=r"target_epsilon=1e-07 is too small: .* noise multiplier 1.88e\+08"):
+    assert not tiny.valid and tiny.noise_to_sensitivity == pytest.approx(z, rel=1e-5)
+    with pytest.raises(ValueError, match=r"target_epsilon=1e-07 is too small: .* noise_to_sensitivity 1.88e\+08"):
         xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=1e-7)  # beyond the accountants' 1e8
     above = xu.paper_noise_for_epsilon(setting=cifar, target_epsilon=10)
-    assert_contract(above, above.noise_multiplier, expect_valid=True)
-    assert above.noise_multiplier == pytest.approx(2.23314, rel=1e-5)  # spec TV-P3
+    assert_contract(above, above.noise_to_sensitivity, expect_valid=True)
+    assert above.noise_to_sensitivity == pytest.approx(2.23314, rel=1e-5)  # spec TV-P3
 
 
 def constants_at(lip, k, tau, rho_bar, x):

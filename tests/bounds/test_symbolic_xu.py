@@ -62,7 +62,7 @@ def test_theorem2_numeric_matches_symbolic(seed):
               "alpha": evaluate(sym.rdp_order(), {"Lam": math.log(1 / delta), "mu": mu, "eps": eps})}
     assert result.alpha == pytest.approx(values["alpha"], rel=1e-12)
     assert result.noise_std**2 == pytest.approx(evaluate(sym.theorem2_sigma_squared(), values), rel=1e-12)
-    assert result.noise_multiplier**2 == pytest.approx(evaluate(sym.noise_multiplier_squared(), values), rel=1e-12)
+    assert result.noise_to_sensitivity**2 == pytest.approx(evaluate(sym.noise_multiplier_squared(), values), rel=1e-12)
     assert result.log_condition_rhs == pytest.approx(math.log(evaluate(sym.condition7_in_z(), values)), abs=1e-9)
 
 

@@ -21,7 +21,7 @@ CIFAR = dict(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, 
 SWB = dict(workers=16, examples_per_worker=262_500, batch_size=128, steps=656_250)
 TARGET_KEY = "adp2sgd-target-epsilon"
 BAND = (math.sqrt(1.5), 8.4173305)  # spec TV-P2: z_max for CIFAR
-Z = "noise multiplier z = noise std / (2G/B)"
+Z = "Xu's z = noise std / (2G/B)"
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_a_target_no_noise_reaches_is_refused_under_its_box_with_the_smallest_re
     assert refusal(Sigma, **{name: value for name, value in CIFAR.items() if name != "delta"}, target_delta=1e-5,
                    target_epsilon=1e-6).startswith("target_epsilon=1e-06 cannot be met by the tight accountant")
     assert error_under(page, "Target ε (the noise it needs is shown on the right)") == errors(page)[0] == (
-        "Target ε = 1e-06 cannot be met by the tight accountant with noise multiplier up to 1e4")
+        "Target ε = 1e-06 cannot be met by the tight accountant with noise_to_sensitivity up to 1e4")
     assert metric(page, "Least ε, Theorem 2") == "8.3437" and charts(page)  # the setting's answers stay
     reachable = next(button for button in page.button if "z ≤ 10000" in button.label)
     reachable.click().run()

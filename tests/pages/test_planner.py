@@ -346,6 +346,8 @@ def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_
                       "(1/T) sum_t E||grad F(theta^t)||^2 <= Theorem 1": "NO GUARANTEE"}
     exported = json.loads(files["fedplan_adp2sgd_validation.json"]())
     assert exported["plan"]["rounds"] == 78 and exported["inputs"]["learning_rate"] == 0.5
+    sigma = plan["change_points"][0]["noise_multiplier"]  # fedplan's σ = 2z, Xu's z = noise_to_sensitivity
+    assert [run["noise"] for run in exported["runs"]] == [{"noise_multiplier": [sigma]}] * 2  # the plan's σ ran
     assert any(text.startswith("No bound line on accuracy or loss: the A(DP)²SGD plan's guarantee is its privacy")
                for text in validation_captions(planner))
 

@@ -39,7 +39,7 @@ REMARK1_TABLE = [(0.5, 8.007, 7.838), (0.25, 5.662, 6.079), (0.1, 3.581, 5.024),
 @pytest.mark.parametrize(("share", "claim", "certified"), REMARK1_TABLE)
 def test_xu8_remark1_claim_against_the_paper_certificate(share, claim, certified):
     step = round(share * CIFAR.steps)  # the spec used t = share·T unrounded: its digits move by < 6e-5
-    result = x.remark1(setting=CIFAR, step=step, noise_multiplier=2, variant="paper")
+    result = x.remark1(setting=CIFAR, step=step, noise_to_sensitivity=2, variant="paper")
     assert result.epsilon == pytest.approx(11.3231802539, rel=1e-10) == _paper_certificate(CIFAR.steps, 2)
     assert result.claimed_epsilon == pytest.approx(claim, abs=1e-3)
     assert result.claimed_epsilon == pytest.approx(math.sqrt(step / CIFAR.steps) * 11.3231802539, rel=1e-10)
@@ -55,7 +55,7 @@ def test_xu8_remark1_fails_because_of_lemma2s_order_cap():
     """At t = T/100 the order sits on Lemma 2's cap α_max, which does not depend on t; without the cap the
     bound would be ρ_t + 2√(ρ_t Λ) = 0.960 below the claim 1.132 (spec §3.7, last column)."""
     step = 586
-    result = x.remark1(setting=CIFAR, step=step, noise_multiplier=2, variant="paper")
+    result = x.remark1(setting=CIFAR, step=step, noise_to_sensitivity=2, variant="paper")
     alpha_max = math.log(1 / (GAMMA * 5))
     assert result.certificate.constrained and result.certificate.alpha == pytest.approx(alpha_max, rel=1e-14)
     assert result.certified_epsilon > LOG_INV_DELTA / (alpha_max - 1) == pytest.approx(4.31978, abs=1e-5)
@@ -67,7 +67,7 @@ def test_xu8_remark1_fails_because_of_lemma2s_order_cap():
 def test_xu8_corrected_envelope_also_fails_the_claim():
     """fedplan's corrected certificate (the envelope over z' ≤ z, XU-3) at t = 586 is Theorem 2 at z' = √1.5
     (the largest α_max): 3.65136, lower than the paper's 4.3902 and still above the claim 1.1324."""
-    result = x.remark1(setting=CIFAR, step=586, noise_multiplier=2)
+    result = x.remark1(setting=CIFAR, step=586, noise_to_sensitivity=2)
     grid = [_paper_certificate(586, z) for z in np.linspace(math.sqrt(1.5), 2, 2001)]
     assert result.certified_epsilon == pytest.approx(_paper_certificate(586, math.sqrt(1.5)), rel=1e-9)
     assert result.certified_epsilon == pytest.approx(min(grid), rel=1e-9)
@@ -79,7 +79,7 @@ def test_xu8_corrected_envelope_also_fails_the_claim():
 def test_xu8_remark1_from_a_budget_holds_at_the_last_step_only():
     noise = x.paper_noise_for_epsilon(setting=CIFAR, target_epsilon=10)
     last = x.remark1(setting=CIFAR, step=CIFAR.steps, epsilon=10)
-    assert last.noise_multiplier == noise.noise_multiplier and last.epsilon == 10
+    assert last.noise_to_sensitivity == noise.noise_to_sensitivity and last.epsilon == 10
     assert last.claimed_epsilon == 10 and last.certified_epsilon <= 10 and last.valid
     early = x.remark1(setting=CIFAR, step=CIFAR.steps // 100, epsilon=10)
     assert early.claimed_epsilon == pytest.approx(math.sqrt(585 / 58594) * 10, rel=1e-12)
@@ -90,7 +90,7 @@ def test_xu8_the_mechanism_itself_spends_less_than_the_claim():
     """Remark 1 is unproven, not refuted: the tight RDP of the same model (sampling without replacement at γ,
     replace-one, Wang-Balle-Kasiviswanathan Thm 27) gives ε = 0.5267 for the first 586 iterations, below the
     claimed 1.1324; dp-accounting's own accountant (orders 29-31 around the optimum 30) gives the same."""
-    result = x.remark1(setting=CIFAR, step=586, noise_multiplier=2)
+    result = x.remark1(setting=CIFAR, step=586, noise_to_sensitivity=2)
     accountant = dp_accounting.rdp.RdpAccountant(orders=[29, 30, 31],
                                                  neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     accountant.compose(dp_accounting.SampledWithoutReplacementDpEvent(
@@ -102,16 +102,16 @@ def test_xu8_the_mechanism_itself_spends_less_than_the_claim():
 @pytest.mark.parametrize(("changes", "message"), [
     ({"step": 0}, "step must be an integer in \\[1, 58594\\]; got 0"),
     ({"step": 58595}, "step must be an integer in \\[1, 58594\\]; got 58595"),
-    ({"epsilon": 10}, "exactly one of noise_multiplier and epsilon"),
-    ({"noise_multiplier": None}, "exactly one of noise_multiplier and epsilon"),
-    ({"noise_multiplier": 1.0}, "noise_multiplier=1.0 is outside .*sigma\\^2/Delta\\^2 >= 1.5"),
-    ({"noise_multiplier": None, "epsilon": 5}, "epsilon=5 is not certified .*8.34366"),
-    ({"noise_multiplier": None, "epsilon": -1}, "epsilon must be a real number in \\(0, inf\\)"),
+    ({"epsilon": 10}, "exactly one of noise_to_sensitivity and epsilon"),
+    ({"noise_to_sensitivity": None}, "exactly one of noise_to_sensitivity and epsilon"),
+    ({"noise_to_sensitivity": 1.0}, "noise_to_sensitivity=1.0 is outside .*sigma\\^2/Delta\\^2 >= 1.5"),
+    ({"noise_to_sensitivity": None, "epsilon": 5}, "epsilon=5 is not certified .*8.34366"),
+    ({"noise_to_sensitivity": None, "epsilon": -1}, "epsilon must be a real number in \\(0, inf\\)"),
     ({"variant": "printed"}, "variant must be one of"),
 ])
 def test_xu8_remark1_rejects_bad_input_naming_the_parameter(changes, message):
     with pytest.raises(ValueError, match=message):
-        x.remark1(**{"setting": CIFAR, "step": 586, "noise_multiplier": 2, **changes})
+        x.remark1(**{"setting": CIFAR, "step": 586, "noise_to_sensitivity": 2, **changes})
 
 
 # ---------------------------------------------------------------- I-43: van Dijk Theorem 3, case 1 (vandijk L177-185)

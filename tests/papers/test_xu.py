@@ -41,7 +41,7 @@ def test_tv_p1_theorem2_closed_form(case, eps, mu, alpha, sigma, z, sigma_sum, r
     result = x.theorem2(setting=SETTINGS[case], epsilon=eps, mu=mu)
     assert result.alpha == pytest.approx(alpha, rel=1e-10)
     assert result.noise_std == pytest.approx(sigma, rel=1e-10)
-    assert result.noise_multiplier == pytest.approx(z, rel=1e-10)
+    assert result.noise_to_sensitivity == pytest.approx(z, rel=1e-10)
     assert result.noise_std_sum == pytest.approx(sigma_sum, rel=1e-10)
     assert result.log_condition_rhs == pytest.approx(rhs, rel=1e-10)
     epsilon_condition, noise_condition, inside, condition7 = result.hypotheses
@@ -71,7 +71,7 @@ TV_P2 = [
 
 @pytest.mark.parametrize("case,z,expected", TV_P2)
 def test_tv_p2_certificate(case, z, expected):
-    result = x.paper_epsilon_for_noise(setting=SETTINGS[case], noise_multiplier=z, variant="paper")
+    result = x.paper_epsilon_for_noise(setting=SETTINGS[case], noise_to_sensitivity=z, variant="paper")
     if expected is None:  # outside the band: the formula's number, no guarantee (spec §4.4 with rho = 7.68003/z^2)
         rho, lam, cap = 7.68003 / z**2, math.log(1e5), math.log(1 / (0.00512 * (1 + z * z)))
         alpha = 1 + math.sqrt(lam / rho) if cap <= 1 else min(1 + math.sqrt(lam / rho), cap)
@@ -91,19 +91,19 @@ def test_tv_p2_certificate(case, z, expected):
 def test_tv_p2_floor_band_and_analytic_bound(case, eps, z, lower, z_max):
     floor = x.epsilon_floor(setting=SETTINGS[case])
     assert floor.epsilon == pytest.approx(eps, abs=1e-7)
-    assert floor.noise_multiplier == pytest.approx(z, abs=1e-6)
+    assert floor.noise_to_sensitivity == pytest.approx(z, abs=1e-6)
     assert floor.analytic_lower_bound == pytest.approx(lower, abs=1e-8)
     assert floor.band == pytest.approx((math.sqrt(1.5), z_max), rel=1e-7)
 
 
 def test_envelope_reaches_the_floor_where_the_raw_certificate_grows():
     """Spec §5.5 I1: CIFAR z=4 gives 9.159 as printed, 8.344 with the envelope; z=512 is infeasible raw."""
-    assert x.paper_epsilon_for_noise(setting=CIFAR, noise_multiplier=4, variant="paper").epsilon == pytest.approx(
+    assert x.paper_epsilon_for_noise(setting=CIFAR, noise_to_sensitivity=4, variant="paper").epsilon == pytest.approx(
         9.159, abs=5e-4)
     for z in (4, 512):
-        assert x.paper_epsilon_for_noise(setting=CIFAR, noise_multiplier=z).epsilon == pytest.approx(8.3436582,
-                                                                                                     abs=1e-7)
-    assert not x.paper_epsilon_for_noise(setting=CIFAR, noise_multiplier=512, variant="paper").feasible
+        assert x.paper_epsilon_for_noise(setting=CIFAR, noise_to_sensitivity=z).epsilon == pytest.approx(
+            8.3436582, abs=1e-7)
+    assert not x.paper_epsilon_for_noise(setting=CIFAR, noise_to_sensitivity=512, variant="paper").feasible
 
 
 # TV-P3: epsilon -> mu, alpha, z, sigma_paper
@@ -116,7 +116,7 @@ TV_P3 = [("CIFAR", 9, 0.437765, 3.27523, 2.52674, 0.0197402), ("CIFAR", 10, 0.53
 def test_tv_p3_least_noise_for_epsilon(case, eps, mu, alpha, z, sigma):
     result = x.paper_noise_for_epsilon(setting=SETTINGS[case], target_epsilon=eps)
     assert result.feasible and result.theorem.valid
-    found = (result.mu, result.theorem.alpha, result.noise_multiplier, result.theorem.noise_std)
+    found = (result.mu, result.theorem.alpha, result.noise_to_sensitivity, result.theorem.noise_std)
     assert found == pytest.approx((mu, alpha, z, sigma), rel=1e-4)
     assert result.certified_epsilon <= eps
     if case == "CIFAR":  # round trip eps -> z -> eps
@@ -129,8 +129,8 @@ def test_tv_p3_below_the_floor_is_infeasible():
     result = x.paper_noise_for_epsilon(setting=CIFAR, target_epsilon=8.3436)
     assert not result.feasible and "8.3436 >= 8.34366" in result.reason
     mu = x.unconstrained_mu(epsilon=8.3436, delta=1e-5)  # the formula at the unconstrained best mu, no guarantee
-    assert result.mu == mu and result.noise_multiplier == x.theorem2(setting=CIFAR, epsilon=8.3436,
-                                                                     mu=mu).noise_multiplier
+    assert result.mu == mu and result.noise_to_sensitivity == x.theorem2(setting=CIFAR, epsilon=8.3436,
+                                                                         mu=mu).noise_to_sensitivity
 
 
 # TV-P4: Poisson SGM RDP (bounds.rdp, add/remove-one), q, z, alpha, value
@@ -156,7 +156,7 @@ def test_tv_p5_without_replacement_rdp(q, z, order, thm27, paper):
 # TV-P6: end-to-end tight epsilon, Thm 27, q = gamma, T steps, classic (Mironov) conversion
 @pytest.mark.parametrize("z,eps,order", [(1.5, 10.787473, 4), (2, 7.2758757, 5), (3, 4.4623877, 7)])
 def test_tv_p6_tight_epsilon(z, eps, order):
-    result = x.tight_epsilon(setting=CIFAR, noise_multiplier=z, conversion="classic")
+    result = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=z, conversion="classic")
     assert result.epsilon == pytest.approx(eps, abs=1e-6) and result.order == order
     assert result.neighboring_relation == "replace_one" and "without replacement" in result.sampling
 

@@ -90,10 +90,10 @@ def test_vandijk_paper_variant_json_export_and_opacus_header(capsys, tmp_path):
 def test_adp2sgd_noise_below_lemma2_is_exported_without_guarantee():
     setting = xu.Setting(workers=16, examples_per_worker=3125, batch_size=256, steps=58594, delta=1e-5)
     # z = 1: Lemma 2's z^2 >= 1.5 fails (xu L171); z = 4 lies inside Theorem 2's band [1.225, 8.417) (spec TV-P2)
-    metadata = plan_adp2sgd(setting=setting, noise_multiplier=1.0).schedule().metadata
+    metadata = plan_adp2sgd(setting=setting, noise_to_sensitivity=1.0).schedule().metadata
     assert (metadata["valid"], metadata["guarantee"]) == (False, "no guarantee")
     assert any(h["name"].startswith("sigma^2/Delta^2 >= 1.5") and not h["holds"] for h in metadata["hypotheses"])
-    assert plan_adp2sgd(setting=setting, noise_multiplier=4.0).schedule().metadata["guarantee"] == "guarantee"
+    assert plan_adp2sgd(setting=setting, noise_to_sensitivity=4.0).schedule().metadata["guarantee"] == "guarantee"
 
 
 XU_CIFAR = ["--workers", "16", "--examples-per-worker", "3125", "--batch-size", "256", "--steps", "58594"]

@@ -205,7 +205,8 @@ def test_an_adp2sgd_plan_runs_its_iterations_in_round_robin_and_keeps_its_epsilo
     for run in report.runs:
         assert run.config["worker_updates"] == [78, 78, 78, 78] and max(run.privacy["worker_updates"]) == 78
         assert (run.config["steps"], run.config["batch_size"], run.config["client_sizes"]) == (312, 16, [500] * 4)
-        assert run.config["noise_multiplier"] == sigma / 2 and run.config["worker_order"] == "round_robin"
+        assert run.config["noise_to_sensitivity"] == sigma / 2 and run.config["worker_order"] == "round_robin"
+        assert run.config["noise_multiplier"] == sigma  # fedplan's σ of the same noise, the plan's: 2z
         assert run.config["topology"] == "ring" and run.config["staleness"] == "fixed"
     accountant = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     accountant.compose(dp_event.SampledWithoutReplacementDpEvent(500, 16, dp_event.GaussianDpEvent(sigma / 2)), 78)

@@ -155,7 +155,7 @@ def test_adp2sgd_recipe_exports_fedplans_noise_multiplier_twice_xus_z(request_5_
     assert result.schedule.privacy["neighboring_relation"] == "replace_one"
     assert 0.99 <= head["tight_epsilon"] <= 1.0
     # independent: WBK's RDP of the same per-worker steps at Xu's z bounds the PLD answer from above
-    wbk = xu.tight_epsilon(setting=setting, noise_multiplier=sigma / 2, sampling="per_worker")
+    wbk = xu.tight_epsilon(setting=setting, noise_to_sensitivity=sigma / 2, sampling="per_worker")
     assert head["tight_epsilon"] < wbk.epsilon < 2.5  # RDP of WOR is loose: 2.004 here (ERRATA ACC-7: 4.62 vs 2.25)
     # read as Opacus's σ (noise / clip on the sum), z would overspend the budget
     misread = accounting.get_epsilon(sample_rate=16 / 10_000, noise_multiplier=sigma / 2, steps=1563, delta=1e-6,

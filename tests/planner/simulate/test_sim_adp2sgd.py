@@ -22,7 +22,7 @@ def problem_for(data, workers):
 
 
 def run(data, workers=4, topology="complete", **options):
-    defaults = {"steps": 300, "batch_size": 8, "learning_rate": 0.5, "noise_multiplier": 2.0, "clipping_norm": 1.0,
+    defaults = {"steps": 300, "batch_size": 8, "learning_rate": 0.5, "noise_to_sensitivity": 2.0, "clipping_norm": 1.0,
                 "eval_every": 100}
     return adp2sgd.run_adp2sgd(problem=problem_for(data, workers), graph=make_graph(topology=topology, workers=workers),
                                **(defaults | options))
@@ -105,11 +105,20 @@ def test_ledger_headline_is_the_tight_per_worker_epsilon_of_the_busiest_worker(d
     setting = xu.Setting(workers=4, examples_per_worker=result.config["client_sizes"][0], batch_size=8, steps=300,
                          delta=1e-5,
                          worker_steps=busiest)
-    expected = xu.tight_epsilon(setting=setting, noise_multiplier=2.0, sampling="per_worker").epsilon
+    expected = xu.tight_epsilon(setting=setting, noise_to_sensitivity=2.0, sampling="per_worker").epsilon
     assert result.epsilon == expected
     assert result.privacy["paper_model"]["epsilon"] < result.epsilon
     assert result.privacy["neighboring_relation"] == "replace_one"
-    assert run(data, noise_multiplier=0.0).epsilon is None
+    assert run(data, noise_to_sensitivity=0.0).epsilon is None
+
+
+def test_config_records_xus_z_and_fedplans_noise_multiplier_of_the_same_noise(data):
+    """z = noise std / (2G/B) on the mean gradient; fedplan's (Opacus's) noise_multiplier of that noise is noise std /
+    G on the sum of the B clipped gradients, 2z."""
+    config = run(data, steps=10, noise_to_sensitivity=1.5, clipping_norm=2.0).config
+    assert config["noise_to_sensitivity"] == 1.5 and config["noise_multiplier"] == 3.0
+    assert config["noise_std"] == pytest.approx(2 * 2.0 * 1.5 / 8, rel=1e-15)
+    assert config["noise_std"] * 8 / 2.0 == pytest.approx(config["noise_multiplier"], rel=1e-15)
 
 
 def test_round_robin_gives_every_worker_floor_or_ceil_of_t_over_k_and_the_planned_epsilon(data):
@@ -118,7 +127,7 @@ def test_round_robin_gives_every_worker_floor_or_ceil_of_t_over_k_and_the_planne
     assert result.column("worker").tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
     assert result.config["client_sizes"] == [160] * 4  # the 640 training examples of the fixture, 4 clients
     setting = xu.Setting(workers=4, examples_per_worker=160, batch_size=8, steps=10, delta=1e-5, worker_steps=3)
-    assert result.epsilon == xu.tight_epsilon(setting=setting, noise_multiplier=2.0, sampling="per_worker").epsilon
+    assert result.epsilon == xu.tight_epsilon(setting=setting, noise_to_sensitivity=2.0, sampling="per_worker").epsilon
     assert run(data, steps=10, staleness="uniform", max_staleness=2,
                worker_order="round_robin").config["worker_updates"] == [3, 3, 2, 2]
 
@@ -139,7 +148,7 @@ def test_gradient_every_k_computes_the_full_gradient_at_every_kth_iteration_of_t
 
 
 def test_divergence_is_reported(data):
-    result = run(data, learning_rate=1e308, noise_multiplier=100.0)
+    result = run(data, learning_rate=1e308, noise_to_sensitivity=100.0)
     assert result.diverged and "finite" in result.divergence
 
 
@@ -148,6 +157,7 @@ def test_divergence_is_reported(data):
     ({"learning_rate": 0.0}, "learning_rate"), ({"workers": 5, "topology": "ring"}, "clients"),
     ({"worker_order": "fastest"}, "worker_order must be one of 'random', 'round_robin'; got 'fastest'"),
     ({"gradient_every": 0}, "gradient_every must be"),
+    ({"noise_to_sensitivity": -1.0}, r"^noise_to_sensitivity must be a real number in \[0, inf\); got -1"),
     ({"worker_order": "round_robin", "staleness": "event"},
      r"worker_order='round_robin' needs the logical view, staleness 'fixed' or 'uniform'.*got staleness='event'"),
 ])
@@ -157,7 +167,7 @@ def test_bad_options_raise(data, options, message):
     with pytest.raises(ValueError, match=message):
         if workers != 4:
             adp2sgd.run_adp2sgd(problem=problem_for(data, 4), graph=make_graph(topology=topology, workers=workers),
-                                steps=10, batch_size=4, learning_rate=0.1, noise_multiplier=1.0, clipping_norm=1.0)
+                                steps=10, batch_size=4, learning_rate=0.1, noise_to_sensitivity=1.0, clipping_norm=1.0)
         else:
             run(data, **options)
 
@@ -177,7 +187,7 @@ def test_preset_case2_runs_in_seconds_and_reports_its_name():
 def test_ledger_shows_theorem2s_number_without_a_guarantee_below_lemma2s_noise():
     # z = 1 < sqrt(1.5) (xu L508): Theorem 2's formula at the best mu, alpha = min(1 + sqrt(L/rho), log(1/(2 gamma)))
     ledger = adp2sgd.adp2sgd_ledger(sizes=(200, 200, 200, 200), batch_size=8, steps=300, worker_updates=(75,) * 4,
-                                    noise_multiplier=1.0, delta=1e-5)
+                                    noise_to_sensitivity=1.0, delta=1e-5)
     gamma, lam = 8 / (4 * 200), math.log(1e5)
     rho = 5 * 300 * gamma**2
     alpha = min(1 + math.sqrt(lam / rho), math.log(1 / (2 * gamma)))
@@ -185,5 +195,5 @@ def test_ledger_shows_theorem2s_number_without_a_guarantee_below_lemma2s_noise()
     assert ledger["theorem2_guarantee"] == "no guarantee"
     assert "no guarantee (failing: sigma^2/Delta^2 >= 1.5 (Lemma 2))" in ledger["statement"]
     inside = adp2sgd.adp2sgd_ledger(sizes=(200, 200, 200, 200), batch_size=8, steps=300, worker_updates=(75,) * 4,
-                                    noise_multiplier=2.0, delta=1e-5)
+                                    noise_to_sensitivity=2.0, delta=1e-5)
     assert inside["theorem2_guarantee"] == "guarantee" and "Theorem 2 certifies" in inside["statement"]

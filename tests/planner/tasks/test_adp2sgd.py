@@ -11,7 +11,7 @@ CIFAR = dict(workers=16, examples_per_worker=3125, batch_size=256, steps=58594)
 SETTING = ["--workers", "16", "--examples-per-worker", "3125", "--batch-size", "256", "--steps", "58594"]
 DELTA = ["--delta", "1e-5"]
 TARGET_DELTA = ["--target-delta", "1e-5"]
-KEYS = {"noise_multiplier", "epsilon", "mu", "feasible", "tight_epsilon"}
+KEYS = {"noise_to_sensitivity", "epsilon", "mu", "feasible", "tight_epsilon"}
 
 
 def run(capsys, *argv):
@@ -26,18 +26,21 @@ def test_epsilon_json(capsys):
     assert code == 0 and not err and KEYS <= set(data)
     assert data["epsilon"] == pytest.approx(11.32318025, rel=1e-8) and data["feasible"]
     assert data["tight_epsilon"] == pytest.approx(6.596643, rel=1e-6)
+    # Xu's z is noise_to_sensitivity; noise_multiplier (noise std / clipping norm) is never z
+    assert data["noise_to_sensitivity"] == 2 and not {"noise_multiplier", "floor_noise_multiplier",
+                                                       "tight_noise_multiplier"} & set(data)
 
 
 def test_epsilon_from_the_noise_std_on_the_sum(capsys):
     code, out, _ = run(capsys, "epsilon", *SETTING, *DELTA, "--noise-std", "4", "--noise-on", "sum", "--json")
-    assert code == 0 and json.loads(out)["noise_multiplier"] == pytest.approx(2.0)
+    assert code == 0 and json.loads(out)["noise_to_sensitivity"] == pytest.approx(2.0)
     api = Epsilon(**CIFAR, delta=1e-5, noise_std=4, noise_on="sum").run()
-    assert api["noise_multiplier"] == pytest.approx(2.0) and api["epsilon"] == pytest.approx(11.32318025, rel=1e-8)
+    assert api["noise_to_sensitivity"] == pytest.approx(2.0) and api["epsilon"] == pytest.approx(11.32318025, rel=1e-8)
 
 
 def test_sigma_table(capsys):
     code, out, _ = run(capsys, "sigma", *SETTING, *TARGET_DELTA, "--target-epsilon", "10")
-    assert code == 0 and "tight_noise_multiplier" in out and "1.49844" in out and "replace-one" in out
+    assert code == 0 and "tight_noise_to_sensitivity" in out and "1.49844" in out and "replace-one" in out
 
 
 def test_min_epsilon_json(capsys):
@@ -61,7 +64,7 @@ def test_counts_parse_1e4_and_the_api_agrees_with_the_cli(capsys):
     code, out, _ = run(capsys, "sigma", "--workers", "1.6e1", "--examples-per-worker", "3125", "--batch-size", "256",
                        "--steps", "58594", *TARGET_DELTA, "--target-epsilon", "10", "--json")
     api = Sigma(**CIFAR, target_delta=1e-5, target_epsilon=10).run()
-    assert code == 0 and json.loads(out)["noise_multiplier"] == api["noise_multiplier"]
+    assert code == 0 and json.loads(out)["noise_to_sensitivity"] == api["noise_to_sensitivity"]
     assert api.result.setting.workers == 16
 
 
@@ -103,7 +106,7 @@ def test_old_spellings_still_work_with_a_note(capsys):
     assert code == 0 and json.loads(out)["target_epsilon"] == 10
     assert "--epsilon is deprecated here, use --target-epsilon" in err and "use --target-delta" in err
     code, out, err = run(capsys, "epsilon", *SETTING, *DELTA, "--sigma", "4", "--noise-on", "sum", "--json")
-    assert code == 0 and json.loads(out)["noise_multiplier"] == pytest.approx(2.0) and "use --noise-std" in err
+    assert code == 0 and json.loads(out)["noise_to_sensitivity"] == pytest.approx(2.0) and "use --noise-std" in err
 
 
 def test_more_iterations_than_the_accountants_take_are_refused_at_construction():

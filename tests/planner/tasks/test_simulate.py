@@ -109,6 +109,8 @@ def test_adp2sgd_json_has_records_and_the_ledger(capsys):
     assert output["rounds"] == len(output["records"]) == 200 and output["epsilon"] > 0
     assert output["config"]["topology"] == "torus" and output["privacy"]["neighboring_relation"] == "replace_one"
     assert output["config"]["mean_identity_residual"] < 1e-12
+    # --noise-to-sensitivity 2 (the default) is Xu's z; fedplan's noise_multiplier of the same noise is 2z
+    assert (output["config"]["noise_to_sensitivity"], output["config"]["noise_multiplier"]) == (2.0, 4.0)
 
 
 def test_adp2sgd_table_with_progress_bar(capsys):
