@@ -150,6 +150,8 @@ TERMS: dict[str, str] = {
     "staleness_cutoff": "staleness above which FedBuff's threshold weight is 0",
     "staleness_model": "Xu et al.: how stale a read is (event: measured; fixed, uniform: drawn up to max_staleness)",
     "staleness_policy": "Li et al.: what the cloud does with uploads staler than τ_max (drop or none)",
+    "worker_order": "Xu et al.: which worker updates at step t (random, as the paper; round_robin: t mod K)",
+    "upload_order": "Li et al.: the order edges upload in (random compute times, or round_robin: in turn)",
     "topology": "the gossip graph of the workers (ring, torus, complete, random_regular)",
     "degree": "neighbours per worker of a random regular graph",
     "preset": "a named experiment whose settings replace the options",
