@@ -37,7 +37,7 @@ UNCERTIFIED = f"Theorem 2's formula at z ({NO_GUARANTEE}: outside the band)"
 TIGHT = f"{RDP_LABEL} (WBK'19 Thm 27), same sampling, replace-one"
 Z_TITLE = "Xu's z = noise std / (2G/B)"
 SETTING_FIELDS = ("workers", "examples_per_worker", "batch_size", "steps")
-#: The largest z :func:`fedplan.bounds.adp2sgd.tight_noise_multiplier` searches.
+#: The largest z :func:`fedplan.bounds.adp2sgd.tight_noise_to_sensitivity` searches.
 MAX_SEARCHED_NOISE = 1e4
 #: A checked condition ``value relation bound`` (:func:`fedplan.bounds.theorem.hypothesis`'s detail), and what a
 #: failed one's numbers give instead.

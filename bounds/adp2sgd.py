@@ -163,7 +163,7 @@ def noise_std(*, noise_to_sensitivity: float, clipping_norm: float, batch_size: 
     return 2 * g * z / b if check_choice("noise_on", noise_on, ("mean", "sum")) == "mean" else 2 * g * z
 
 
-def noise_multiplier_of_std(*, std: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
+def noise_to_sensitivity_of_std(*, std: float, clipping_norm: float, batch_size: int, noise_on: str = "mean") -> float:
     """Inverse of :func:`noise_std`: z (``noise_to_sensitivity``) = σB/(2G) for noise on the mean, σ/(2G) on the
     sum."""
     sigma = check_real("std", std, low=0.0, low_open=True)
@@ -567,7 +567,7 @@ def tight_epsilon_after_each_step(*, setting: Setting, noise_to_sensitivity: flo
     return np.maximum(per_order.min(axis=1), 0.0)
 
 
-def tight_noise_multiplier(*, setting: Setting, target_epsilon: float, sampling: str = "paper") -> TightEpsilon:
+def tight_noise_to_sensitivity(*, setting: Setting, target_epsilon: float, sampling: str = "paper") -> TightEpsilon:
     """Least z (``noise_to_sensitivity``; 6 significant digits, rounded up) whose tight ε (:func:`tight_epsilon`)
     is ≤ the target.
 

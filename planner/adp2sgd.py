@@ -182,7 +182,7 @@ def plan_adp2sgd(*, setting: xu.Setting, target_epsilon: float | None = None,
         paper_noise = xu.paper_noise_for_epsilon(setting=setting, target_epsilon=target_epsilon, clipping_norm=g)
         if source == "paper" and not paper_noise.feasible:
             raise ValueError(f"Theorem 2 cannot certify target_epsilon={target_epsilon:g}: {paper_noise.reason}")
-        tight_calibrated = xu.tight_noise_multiplier(setting=setting, target_epsilon=target_epsilon)
+        tight_calibrated = xu.tight_noise_to_sensitivity(setting=setting, target_epsilon=target_epsilon)
         use_paper = source == "paper" or (source == "auto" and paper_noise.feasible)
         z = paper_noise.noise_to_sensitivity if use_paper else tight_calibrated.noise_to_sensitivity
         chosen = "Theorem 2, least noise over mu" if use_paper else "tight accountant (WBK'19 Thm 27), least noise"

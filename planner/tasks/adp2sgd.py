@@ -82,7 +82,7 @@ class _Adp2sgdRequest(Request):
         """z: ``noise_to_sensitivity`` as given, or ``noise_std`` converted (refused by name outside the range)."""
         if getattr(self, "noise_std", None) is None:
             return getattr(self, "noise_to_sensitivity", None)
-        z = xu.noise_multiplier_of_std(std=self.noise_std, clipping_norm=self.clipping_norm,
+        z = xu.noise_to_sensitivity_of_std(std=self.noise_std, clipping_norm=self.clipping_norm,
                                        batch_size=self.batch_size, noise_on=self.noise_on)
         if not NOISE_RANGE[0] <= z <= NOISE_RANGE[1]:
             raise ValueError(f"noise_std = {self.noise_std:g} is noise_to_sensitivity z = {z:g} (noise_on "

@@ -70,7 +70,7 @@ def test_empty_band_is_reported():
 def test_noise_on_mean_and_sum():
     assert x.noise_std(noise_to_sensitivity=3, clipping_norm=2, batch_size=8) == pytest.approx(1.5)
     assert x.noise_std(noise_to_sensitivity=3, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(12)
-    assert x.noise_multiplier_of_std(std=12, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(3)
+    assert x.noise_to_sensitivity_of_std(std=12, clipping_norm=2, batch_size=8, noise_on="sum") == pytest.approx(3)
 
 
 def test_paper_variant_flags_noise_on_the_sum():
@@ -106,7 +106,7 @@ def test_tight_is_below_the_paper_certificate_and_per_worker_above_it():
 
 
 def test_tight_calibration_meets_the_target_and_is_short():
-    result = x.tight_noise_multiplier(setting=CIFAR, target_epsilon=10)
+    result = x.tight_noise_to_sensitivity(setting=CIFAR, target_epsilon=10)
     assert result.epsilon <= 10 and result.noise_to_sensitivity == float(f"{result.noise_to_sensitivity:.6g}")
     below = x.tight_epsilon(setting=CIFAR, noise_to_sensitivity=result.noise_to_sensitivity * (1 - 1e-4))
     assert below.epsilon > 10
