@@ -35,7 +35,8 @@ class RunSweep(Request):
     summary: ClassVar = "grid or random sweep of a simulation's options x seeds (local processes or a Dask cluster)"
     progress_unit: ClassVar = "runs"
 
-    config: str = text(..., help="YAML sweep config (see docs/sweep_example.yaml)", positional=True)
+    config: str = text(..., help="YAML sweep config (see docs/sweep_example.yaml), or JSON by a .json suffix",
+                       positional=True)
     out: str | None = text(None, help="FILE.parquet or FILE.csv (default: the config's name with .csv, in the "
                            "current directory)", metavar="FILE")
     scheduler: str | None = text(None, help="a Dask cluster: local (a new LocalCluster of --processes workers) or "

@@ -434,6 +434,29 @@ def test_load_sweep_reads_yaml_and_reports_bad_files(tmp_path):
         load_sweep(path=path)
 
 
+def test_a_json_config_is_read_as_json_and_a_huge_yaml_one_is_refused_before_parsing(tmp_path, monkeypatch):
+    import yaml
+
+    config = {"algorithm": "fedbuff", "options": {"rounds": 3, "delta": 1e-5}, "grid": {"buffer-size": [2, 3]},
+              "seeds": 2}
+    (tmp_path / "s.json").write_text(json.dumps(config))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(config))
+    from_json, from_yaml = load_sweep(path=tmp_path / "s.json"), load_sweep(path=tmp_path / "s.yaml")
+    assert from_json.cells == from_yaml.cells == ({"buffer_size": 2}, {"buffer_size": 3})
+    assert from_json.config == from_yaml.config
+    # a 12 MB file (the fuzzer's 200 000 segments) ran past 45 s in PyYAML: JSON goes to json, and YAML above
+    # 512 KiB is refused by its size, without being parsed
+    big = tmp_path / "big.yaml"
+    big.write_text("a: [" + ", ".join(["1"] * 200_000) + "]\n")
+    monkeypatch.setattr(yaml, "load", lambda *args, **kwargs: pytest.fail("parsed a YAML config above the limit"))
+    with pytest.raises(ValueError, match=r"config file 'big.yaml' is 586 KiB; a YAML sweep config may be at most "
+                                         r"512 KiB .* or the config as JSON \(a .json file\)"):
+        load_sweep(path=big)
+    (tmp_path / "bad.json").write_text("algorithm: fedbuff\n")
+    with pytest.raises(ValueError, match="config file 'bad.json' is not valid JSON"):
+        load_sweep(path=tmp_path / "bad.json")
+
+
 @pytest.mark.parametrize(("algorithm", "options", "nested"), [
     ("adp2sgd", {"n_samples": 300, "n_features": 4, "workers": 4, "steps": 20}, None),
     ("mapa", {"n_samples": 300, "n_features": 4, "edges": 3, "iterations": 30, "upload_epsilon": [2.0]}, None),
