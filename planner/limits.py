@@ -221,13 +221,24 @@ def read_text(name: str, path: str | os.PathLike) -> str:
                          f"a text file") from None
 
 
-def parse_structured(name: str, file_name: str, text: str, fmt: str, *, loader=None):
-    """The data of a JSON or YAML text (``fmt`` ``json`` or ``yaml``); malformed or too deeply nested text is a
-    ``ValueError`` naming the parameter and the file (a ``RecursionError`` never reaches the user)."""
+#: Largest YAML text read. PyYAML reads about 0.13 MiB/s (0.4 MiB/s with libyaml: objects are still built in
+#: Python), so a 12 MB file ran past the fuzzer's 45 s cap; fedplan's YAML (sweep configs, change-point schedules)
+#: takes a few KiB. JSON has only the file-size limit: ``json`` reads 12 MB in 0.4 s.
+MAX_YAML_BYTES = 512 * KIB
+
+
+def parse_structured(name: str, file_name: str, text: str, fmt: str, *, loader=None, shorter: str = ""):
+    """The data of a JSON or YAML text (``fmt`` ``json`` or ``yaml``); malformed or too deeply nested text, or YAML
+    above :data:`MAX_YAML_BYTES`, is a ``ValueError`` naming the parameter and the file (a ``RecursionError`` never
+    reaches the user); ``shorter`` says how to write a shorter YAML file instead, where there is a way."""
     import json
 
     import yaml
 
+    if fmt == "yaml" and len(text) > MAX_YAML_BYTES // 4 and len(text.encode("utf-8")) > MAX_YAML_BYTES:
+        raise LimitError(f"{name} file {file_name!r} is {size_text(len(text.encode('utf-8')))} of YAML; the limit is "
+                         f"{size_text(MAX_YAML_BYTES)} (reading YAML takes about 8 s per MiB): give it as JSON (a "
+                         f".json file){shorter}")
     try:
         if fmt == "json":
             return json.loads(text)

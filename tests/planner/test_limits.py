@@ -137,3 +137,17 @@ def test_presets_and_sweeps_are_checked_against_the_time_limit():
         parse_sweep(config=config)
     with limits.using(seconds=60):
         assert len(parse_sweep(config=config).cells) == 2
+
+
+def test_a_yaml_schedule_above_the_yaml_limit_is_refused_before_parsing(tmp_path, capsys, monkeypatch):
+    import yaml
+
+    from fedplan.planner.cli import main
+
+    path = tmp_path / "plan.yaml"
+    path.write_text("segments:\n" + "- {sample_rate: 0.01, noise_multiplier: 1.1, steps: 3}\n" * 12_000)
+    monkeypatch.setattr(yaml, "load", lambda *args, **kwargs: pytest.fail("parsed a YAML file above the limit"))
+    assert main(["epsilon", "--schedule", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "schedule file 'plan.yaml' is 645 KiB of YAML; the limit is 512 KiB" in err
+    assert err.endswith("give it as JSON (a .json file)\n")

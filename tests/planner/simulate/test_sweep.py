@@ -449,8 +449,8 @@ def test_a_json_config_is_read_as_json_and_a_huge_yaml_one_is_refused_before_par
     big = tmp_path / "big.yaml"
     big.write_text("a: [" + ", ".join(["1"] * 200_000) + "]\n")
     monkeypatch.setattr(yaml, "load", lambda *args, **kwargs: pytest.fail("parsed a YAML config above the limit"))
-    with pytest.raises(ValueError, match=r"config file 'big.yaml' is 586 KiB; a YAML sweep config may be at most "
-                                         r"512 KiB .* or the config as JSON \(a .json file\)"):
+    with pytest.raises(ValueError, match=r"config file 'big.yaml' is 586 KiB of YAML; the limit is 512 KiB .*: give "
+                                         r"it as JSON \(a .json file\), or its parameters as grid or random axes"):
         load_sweep(path=big)
     (tmp_path / "bad.json").write_text("algorithm: fedbuff\n")
     with pytest.raises(ValueError, match="config file 'bad.json' is not valid JSON"):
