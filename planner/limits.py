@@ -235,8 +235,9 @@ def parse_structured(name: str, file_name: str, text: str, fmt: str, *, loader=N
 
     import yaml
 
-    if fmt == "yaml" and len(text) > MAX_YAML_BYTES // 4 and len(text.encode("utf-8")) > MAX_YAML_BYTES:
-        raise LimitError(f"{name} file {file_name!r} is {size_text(len(text.encode('utf-8')))} of YAML; the limit is "
+    size = len(text.encode("utf-8")) if fmt == "yaml" else 0
+    if size > MAX_YAML_BYTES:
+        raise LimitError(f"{name} file {file_name!r} is {size_text(size)} of YAML; the limit is "
                          f"{size_text(MAX_YAML_BYTES)} (reading YAML takes about 8 s per MiB): give it as JSON (a "
                          f".json file){shorter}")
     try:

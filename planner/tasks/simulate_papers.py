@@ -216,7 +216,7 @@ class SimulateMapa(Validating, ComputeTiming, DataSource, Request):
                                  "round robin with fedplan validate plan")
             if self.algorithm != "mapa":
                 raise ValueError(f"upload_order round_robin is MAPA's; got algorithm {self.algorithm}")
-            if (self.compute_time, self.compute_mean) != ("exponential", (1.0,)):
+            if (self.compute_time, self.compute_mean) != (ComputeTiming.compute_time, ComputeTiming.compute_mean):
                 raise ValueError(f"upload_order round_robin sets every edge's compute time to one unit; leave "
                                  f"compute_time and compute_mean at their defaults (got {self.compute_time}, "
                                  f"{', '.join(f'{m:g}' for m in self.compute_mean)})")
