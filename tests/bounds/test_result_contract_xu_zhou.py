@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from fedplan.bounds import accounting
@@ -296,6 +296,10 @@ def test_zhou_gaussian_constants(problem, epsilon, delta, xi, q, c2):
 
 @given(problem=zhou_problems(), epsilon=st.floats(0.05, 10), xi=st.floats(1, 500), share=st.floats(0, 1),
        cap=st.one_of(st.just(math.inf), st.integers(0, 500)), variant=st.sampled_from(["paper", "corrected"]))
+@example(problem=zhou.Problem(num_clients=2, model_dim=1, client_sizes=(6000.0, 6000.0), strong_convexity=1.0,
+                              smoothness=1.0, gradient_bound=23.0, heterogeneity=0.03125, initial_distance=0.0,
+                              local_gradient_std=(0.0, 0.0)),
+         epsilon=1.0, xi=1.0, share=1.0, cap=2, variant="corrected")  # C₁/b + C₃ = 0.25 of 4232 (CI, 4bad513)
 @FAST
 def test_zhou_optimal_rounds(problem, epsilon, xi, share, cap, variant):
     c1, c2, c3, gamma = laplace_c(problem, epsilon, xi)
