@@ -11,10 +11,10 @@ hold the accountant, one page per paper and the validation by simulation.
 Only the inputs the chosen recipe reads are drawn (:data:`~fedplan.planner.recipes.RECIPE_INPUTS`); a plan the
 van Dijk recipe refuses gets the nearest values that plan, one click each (:meth:`Plan.nearest`); a degenerate plan
 (one round, a bound that promises nothing, a budget left unused) is said in words beside its numbers; the ε chart
-is the headline's accountant, named. A plan is computed in a thread of the server (:mod:`fedplan.app_pages.background`):
-when the tight calibration takes longer than a quarter second the page shows progress, with the time the last plan
-took as estimate and Cancel, keeps the previous plan in view marked as such, and stays live; plans (refusals too),
-their downloads and the chart are kept per request.
+is the headline's accountant, named. A plan is computed in a child process of the server
+(:mod:`fedplan.app_pages.background`): when the tight calibration takes longer than 0.1 s the page shows progress,
+with the time the last plan took as estimate and Cancel, keeps the previous plan in view marked as such, and stays
+live; plans (refusals too), their downloads and the chart are kept per request.
 
 Under the plan, "Validate this plan" runs the backing simulation of exactly that plan (its schedule, data and clients:
 :class:`~fedplan.planner.tasks.validate_plan.ValidatePlan`) on the app's executor, with the progress, time estimate,

@@ -12,11 +12,16 @@ once, so the page's other widgets answer while it runs.
 The work is shared by the server's sessions (two users asking for the same plan wait for one computation) and kept
 for :data:`KEPT` keys, errors included (a refused request is refused again at once). A session that moves on to
 another key, or presses Cancel, stops the work it no longer wants unless another session waits for it too:
-:class:`~fedplan.planner.simulate.executor.Interruptible` raises ``Cancelled`` in its thread, which stops it within
-a fraction of a second (after the import it may be in: a library's first import, up to a second or two).
+its child process is killed (or, computed in a thread, :class:`~fedplan.planner.simulate.executor.Interruptible`
+raises ``Cancelled`` in it, which stops it within a fraction of a second, after the import it may be in).
 
-Threads, not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes seconds,
-and behind a simulation on a busy cluster it would wait minutes.
+Where the work computes (``FEDPLAN_PAGE_WORK``): ``process`` (the default), a child process forked from the server
+for each computation (:class:`~fedplan.planner.simulate.executor.ForkedChild`), so that the script runs of every
+session keep the server's GIL while a plan computes (in a thread of the server, a plan's pure-Python series made
+each click on the Planner take 300-500 ms instead of 120-250 ms, measured in Chromium on 2 cores); Cancel kills
+the child. ``thread``: a thread of the server (the page tests that hold a computation with an in-process event).
+Either way not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes
+seconds, and behind a simulation on a busy cluster it would wait minutes.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ from typing import Any
 
 import streamlit as st
 
-from fedplan.planner.simulate.executor import Cancelled, Interruptible
+from fedplan.bounds.pld import import_libraries
+from fedplan.planner.simulate.executor import Cancelled, ForkedChild, Interruptible
 
 #: Seconds between two redraws of the progress line.
 POLL_SECONDS = 0.3
@@ -52,7 +58,7 @@ _LOCK = threading.Lock()
 @dataclass
 class _Work:
     future: Future
-    guard: Interruptible
+    guard: ForkedChild | Interruptible
     started: float
     sessions: set[str] = field(default_factory=set)
     #: When a script run or a progress redraw last asked for it (time.perf_counter).
@@ -70,6 +76,27 @@ def inline_wait() -> float:
     return float(text) if text else INLINE_WAIT
 
 
+#: The values of ``FEDPLAN_PAGE_WORK``: where a computation runs (the module docstring).
+RUNNERS = {"process": ForkedChild, "thread": Interruptible}
+
+
+def _runner() -> ForkedChild | Interruptible:
+    text = os.environ.get("FEDPLAN_PAGE_WORK", "").strip() or "process"
+    if text not in RUNNERS:
+        raise ValueError(f"FEDPLAN_PAGE_WORK must be one of {', '.join(RUNNERS)}; got {text!r}")
+    return RUNNERS[text]()
+
+
+def _warm_up() -> None:
+    """In process mode, import once in the server what a plan imports on first use (about a second): a forked child
+    starts with the server's modules, and would otherwise import them again for every plan."""
+    if os.environ.get("FEDPLAN_PAGE_WORK", "").strip() in ("", "process"):
+        threading.Thread(target=import_libraries, name="fedplan-page-work-imports", daemon=True).start()
+
+
+_warm_up()
+
+
 def _session() -> str:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -84,7 +111,7 @@ def _start(compute: Callable[[], Any], kind: str) -> _Work:
     if not _JANITOR:  # called under _LOCK
         _JANITOR.append(threading.Thread(target=_stop_unwatched, name="fedplan-page-work-janitor", daemon=True))
         _JANITOR[0].start()
-    guard = Interruptible()
+    guard = _runner()
 
     def task() -> Any:
         started = time.perf_counter()

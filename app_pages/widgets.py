@@ -313,7 +313,7 @@ class Background:
 
 def answer_in_background(form: Form, request: Request | None, label: str, *, role: str = "",
                          show_error: bool = True) -> Background:
-    """``form.answer(request)`` computed in a server thread (:func:`fedplan.app_pages.background.answer`: a script run
+    """``form.answer(request)`` computed in a child process (:func:`fedplan.app_pages.background.answer`: a script run
     waits 0.1 s for it, then shows a progress line with Cancel and ends). ``role`` tells apart two requests of one
     type a page computes side by side (each has its own progress line; the same one would stop the other's work).
     A request holding data (:func:`_background_key`) is run in the script, under a spinner. A refusal is shown

@@ -10,8 +10,10 @@ threads importing parts of the same packages crosswise meet Python's import dead
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
+from collections.abc import Iterator
 from types import ModuleType
 
 _LOCK = threading.RLock()  # re-entrant: importing one module may import another through here
@@ -21,3 +23,11 @@ def import_lazily(name: str) -> ModuleType:
     """``importlib.import_module(name)``, under the process-wide lock (a microsecond once ``name`` is imported)."""
     with _LOCK:
         return importlib.import_module(name)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """The lock of :func:`import_lazily`, held for the block: no other thread is inside such an import meanwhile (a
+    process forked in the block does not inherit the lock held by a thread it lacks)."""
+    with _LOCK:
+        yield

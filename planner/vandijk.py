@@ -17,6 +17,7 @@ these numbers do not cover).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -59,6 +60,9 @@ class VacuousClaimError(ValueError):
     def __init__(self, message: str, *, delta: float, epsilon: float):
         super().__init__(message)
         self.delta, self.epsilon = delta, epsilon
+
+    def __reduce__(self):  # pickled whole: a page's plan computes in a child process and raises this in the server
+        return functools.partial(VacuousClaimError, delta=self.delta, epsilon=self.epsilon), (str(self),)
 
     @property
     def reason(self) -> str:

@@ -28,7 +28,9 @@ from __future__ import annotations
 import abc
 import argparse
 import ctypes
+import multiprocessing
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -39,10 +41,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fedplan.bounds import imports
 from fedplan.bounds.imports import import_lazily
 from fedplan.planner.extras import optional_import
 
-__all__ = ["Cancelled", "Executor", "Interruptible", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
+__all__ = ["Cancelled", "Executor", "ForkedChild", "Interruptible", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
 
 #: The environment variable naming where an app's runs go: ``local`` (default), ``tcp://HOST:PORT`` or ``process``.
 SCHEDULER_VARIABLE = "FEDPLAN_SCHEDULER"
@@ -76,12 +79,14 @@ class Outcome:
 IMPORT_POLL_SECONDS = 0.02
 
 
-def _importing(thread: int) -> bool:
-    """Whether the thread ``thread`` is inside an import: a frame of Python's import machinery on its stack, or of
-    :func:`~fedplan.bounds.imports.import_lazily` (waiting for its lock, whose release an exception could skip)."""
+def _importing(thread: int, *, lazily: bool = True) -> bool:
+    """Whether the thread ``thread`` is inside an import: a frame of Python's import machinery on its stack, or (with
+    ``lazily``) of :func:`~fedplan.bounds.imports.import_lazily` (waiting for its lock, whose release an exception
+    could skip)."""
     frame = sys._current_frames().get(thread)
     while frame is not None:
-        if frame.f_code is import_lazily.__code__ or frame.f_code.co_filename.startswith("<frozen importlib"):
+        if (lazily and frame.f_code is import_lazily.__code__) or frame.f_code.co_filename.startswith(
+                "<frozen importlib"):
             return True
         frame = frame.f_back
     return False
@@ -137,6 +142,116 @@ class Interruptible:
         finally:
             with self.lock:
                 self.finished = True
+
+
+#: Niceness of a :class:`ForkedChild`: the page work it computes (a plan, a calibration) is batch work next to the
+#: server's script runs, which answer the user's clicks.
+CHILD_NICENESS = 5
+#: Seconds :class:`ForkedChild` waits for the other threads' imports to end before it forks (they take a second or
+#: two at most, on a fresh server).
+FORK_WAIT_SECONDS = 30.0
+
+
+def _portable(error: BaseException) -> BaseException:
+    """``error`` if it survives pickling (its type and message reach the parent), else a ``ValueError`` (a refusal)
+    or ``RuntimeError`` with its type and message."""
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # noqa: BLE001 - any exception type may refuse pickling
+        kind = ValueError if isinstance(error, ValueError) else RuntimeError
+        return kind(f"{type(error).__name__}: {error}")
+
+
+def _compute_in_child(function: Callable[[], Any], sender) -> None:
+    """The forked child: ``function()`` (or the exception it raised), sent to the parent; then the child ends without
+    running the parent's exit handlers (they belong to the server: its Dask client, Streamlit's)."""
+    code = 0
+    try:
+        os.nice(CHILD_NICENESS)
+        try:
+            outcome = (True, function())
+        except Exception as error:  # noqa: BLE001 - raised in the parent
+            outcome = (False, _portable(error))
+        try:
+            sender.send(outcome)
+        except Exception as error:  # noqa: BLE001 - a value that does not pickle
+            sender.send((False, RuntimeError(f"the answer could not be sent from the computing process: {error}")))
+        sender.close()
+    except BaseException:  # noqa: BLE001 - nothing may unwind into the server's code that this child copied
+        code = 1
+    finally:
+        os._exit(code)
+
+
+class ForkedChild:
+    """Runs a function in a child process forked from this one (the interface of :class:`Interruptible`):
+    :meth:`interrupt` kills the child, and :meth:`run` raises :class:`Cancelled`.
+
+    What it is for: the app's page work (a plan's calibration, seconds of pure-Python series and FFTs) computed in a
+    thread of the server holds the GIL most of the time, and every script run meanwhile (each click on any page of any
+    session) takes two to three times as long. A child holds its own interpreter on another core; it starts in about
+    10-30 ms, being a copy of the server with every module already imported, and its answer comes back pickled.
+
+    Forking a process that has threads copies only the calling thread, so a lock another thread holds stays held in
+    the child forever. The child only computes, but a computation may import: so the fork happens while this
+    thread holds :func:`~fedplan.bounds.imports.import_lazily`'s lock and no other thread is inside an import (which
+    would leave that module's import lock held in the child). Python's own locks (the GIL, logging's) are reset
+    after a fork; numpy's and scipy's libraries register their own fork handlers.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process = None
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        with self.lock:
+            self.interrupted = True
+            if self.process is not None and self.process.exitcode is None:
+                self.process.kill()
+
+    def _fork(self, function: Callable[[], Any]):
+        context = multiprocessing.get_context("fork")
+        receiver, sender = context.Pipe(duplex=False)
+        deadline, me = time.monotonic() + FORK_WAIT_SECONDS, threading.get_ident()
+        while True:
+            # the lock is not held while waiting: a thread importing a module whose code calls import_lazily waits
+            # for it, holding that module's import lock (a thread merely waiting for it holds none)
+            with imports.held():
+                if not any(_importing(thread.ident, lazily=False) for thread in threading.enumerate()
+                           if thread.ident != me):
+                    with self.lock:
+                        if self.interrupted:
+                            raise Cancelled
+                        self.process = context.Process(target=_compute_in_child, args=(function, sender),
+                                                       name="fedplan-page-work", daemon=True)
+                        self.process.start()
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"another thread of the server was still importing after {FORK_WAIT_SECONDS:g} s")
+            time.sleep(IMPORT_POLL_SECONDS)
+        sender.close()
+        return receiver
+
+    def run(self, function: Callable[[], Any]) -> Any:
+        """``function()`` computed in a forked child; raises what it raised, or :class:`Cancelled` if interrupted
+        before it answered."""
+        receiver = self._fork(function)
+        try:
+            ok, value = receiver.recv()
+        except EOFError:  # the child ended without an answer: killed by interrupt(), or by the system
+            self.process.join()
+            if self.interrupted:
+                raise Cancelled from None
+            raise RuntimeError(f"the computing process ended without an answer (exit code {self.process.exitcode}; "
+                               "out of memory?)") from None
+        finally:
+            receiver.close()
+        self.process.join()
+        if ok:
+            return value
+        raise value
 
 
 def _timed(request, progress) -> tuple[Any, float, float]:

@@ -32,8 +32,10 @@ def page(key_text: str = "a") -> None:  # the script AppTest runs (its source, s
 
 @pytest.fixture
 def shared(monkeypatch):
-    """What the script's computation does: wait for its key's event (set by the test), then answer or raise."""
+    """What the script's computation does: wait for its key's event (set by the test), then answer or raise; in a
+    thread of this process, where the test's events reach it (the default, a forked child, is tested below)."""
     monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0.05")
+    monkeypatch.setenv("FEDPLAN_PAGE_WORK", "thread")
     state = types.SimpleNamespace(release={}, finished=[], started=[])
 
     def compute(key: str):
@@ -137,3 +139,70 @@ def test_work_no_tab_asks_for_any_more_is_stopped(shared, monkeypatch):
     shared.release.setdefault("watched", threading.Event()).set()
     time.sleep(0.3)
     assert "watched" in shared.started and "watched" not in shared.finished  # Cancelled was raised in its thread
+
+
+def child_page(key_text: str = "a") -> None:  # the work computes in a forked child (the default)
+    import os
+    import time
+
+    import streamlit as st
+
+    from fedplan.app_pages.background import answer
+
+    key = st.text_input("Key", key_text)
+
+    def compute() -> str:
+        with open(key, "w") as note:  # the test reads the child's pid
+            note.write(str(os.getpid()))
+        if key.endswith("slow"):
+            time.sleep(120)
+        if key.endswith("bad"):
+            raise ValueError(f"Key must not end with 'bad', got {os.path.basename(key)!r}")
+        return f"pid {os.getpid()}"
+
+    try:
+        value = answer(("child test", key), compute, kind="child_test", label="Computing")
+    except ValueError as refused:
+        st.error(str(refused))
+    else:
+        if value is not None:
+            st.markdown(f"value {value}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_by_default_the_work_computes_in_a_child_whose_value_and_refusal_reach_the_page(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "30")
+    monkeypatch.delenv("FEDPLAN_PAGE_WORK", raising=False)
+    app = AppTest.from_function(child_page, args=(str(tmp_path / "fine"),), default_timeout=60).run()
+    child = int((tmp_path / "fine").read_text())
+    assert child != os.getpid() and _markdown(app) == [f"value pid {child}"]
+    app.text_input[0].set_value(str(tmp_path / "bad")).run()
+    assert [element.value for element in app.error] == ["Key must not end with 'bad', got 'bad'"]
+    assert not app.exception
+
+
+def test_cancel_and_a_changed_input_kill_the_child(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "0.05")
+    monkeypatch.delenv("FEDPLAN_PAGE_WORK", raising=False)
+    first, second = tmp_path / "1slow", tmp_path / "2slow"
+    app = AppTest.from_function(child_page, args=(str(first),), default_timeout=60).run()
+    _until(first.exists)
+    child = int(first.read_text())
+    assert _alive(child)
+    app.button(key="background_child_test_cancel").click().run()
+    assert any("Computing stopped" in element.value for element in app.info)
+    _until(lambda: not _alive(child), seconds=2)
+    app.text_input[0].set_value(str(second)).run()  # a new key starts new work; the next change kills it
+    _until(second.exists)
+    child = int(second.read_text())
+    app.text_input[0].set_value(str(tmp_path / "3")).run()
+    _until(lambda: not _alive(child), seconds=2)

@@ -46,7 +46,9 @@ def _progress(app, label: str) -> list[str]:
 
 
 def _held(monkeypatch, request_type) -> threading.Event:
-    """``request_type.run`` waits for the returned event: the computation is still going on the next script run."""
+    """``request_type.run`` waits for the returned event: the computation is still going on the next script run
+    (computed in a thread of this process, which the event reaches; not in a forked child, the default)."""
+    monkeypatch.setenv("FEDPLAN_PAGE_WORK", "thread")
     release, run = threading.Event(), request_type.run
 
     def held_run(self, *args, **kwargs):

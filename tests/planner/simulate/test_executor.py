@@ -116,3 +116,72 @@ def test_the_local_clusters_workers_yield_to_the_apps_script_runs():
     own = os.nice(0)
     workers = runner.client.run(os.nice, 0)  # each worker's niceness (os.nice(0) reads it)
     assert workers and all(value == min(own + WORKER_NICENESS, 19) for value in workers.values())
+
+
+class _UnpicklableError(Exception):
+    def __init__(self, reason: str, code: int) -> None:
+        super().__init__(f"{reason} ({code})")
+        self.lock = threading.Lock()  # no pickler takes a lock (distributed's tblib pickles __dict__)
+
+
+def _raise_unpicklable():
+    raise _UnpicklableError("odd", 3)
+
+
+def test_a_forked_child_returns_the_value_raises_the_error_and_ends():
+    from fedplan.planner.simulate.executor import CHILD_NICENESS, ForkedChild
+
+    pid, niceness = ForkedChild().run(lambda: (os.getpid(), os.nice(0)))
+    assert pid != os.getpid() and niceness == os.nice(0) + CHILD_NICENESS
+    with pytest.raises(ValueError, match="^invalid literal"):
+        ForkedChild().run(lambda: int("x"))
+    with pytest.raises(RuntimeError, match=r"^_UnpicklableError: odd \(3\)$"):
+        ForkedChild().run(_raise_unpicklable)
+    with pytest.raises(RuntimeError, match="ended without an answer .exit code -9"):
+        ForkedChild().run(lambda: os.kill(os.getpid(), 9))  # as the system's out-of-memory killer does
+
+
+def test_an_interrupted_forked_child_is_killed_and_raises_cancelled(tmp_path):
+    from fedplan.planner.simulate.executor import ForkedChild
+
+    child, note = ForkedChild(), tmp_path / "pid"
+
+    def slow():
+        note.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    timer = threading.Timer(0.5, child.interrupt)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        child.run(slow)
+    assert time.monotonic() - started < 5 and not os.path.exists(f"/proc/{note.read_text()}")
+    early = ForkedChild()
+    early.interrupt()
+    with pytest.raises(Cancelled):
+        early.run(lambda: 1)  # interrupted before it forked: nothing runs
+
+
+def test_a_child_forked_while_another_thread_imports_lazily_can_import_too():
+    """The fork waits for import_lazily's lock: a child forked while another thread held it would wait for it for
+    ever, the thread that holds it not being copied."""
+    from fedplan.bounds import imports
+    from fedplan.planner.simulate.executor import ForkedChild
+
+    holding, answers = threading.Event(), []
+
+    def hold() -> None:
+        with imports.held():
+            holding.set()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait()
+    worker = threading.Thread(target=lambda: answers.append(
+        ForkedChild().run(lambda: imports.import_lazily("json").dumps([1]))), daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(timeout=20)
+    holder.join()
+    assert answers == ["[1]"] and time.monotonic() - started >= 0.4
