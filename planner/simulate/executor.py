@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,12 @@ CHILD_NICENESS = 5
 #: Seconds :class:`ForkedChild` waits for the other threads' imports to end before it forks (they take a second or
 #: two at most, on a fresh server).
 FORK_WAIT_SECONDS = 30.0
+
+
+# Python 3.12 warns at every fork of a process with threads; ForkedChild forks only at a point where no other
+# thread holds an import lock (its docstring), and its child only computes
+warnings.filterwarnings("ignore", message=r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead",
+                        category=DeprecationWarning)
 
 
 def _portable(error: BaseException) -> BaseException:
