@@ -1,13 +1,13 @@
-"""Work a page should not freeze for: computed in a thread of the server while the page stays live (issue 20).
+"""Work a page should not freeze for: computed beside the server while the page stays live (issue 20).
 
 A page asks :func:`answer` for the value of a computation under a key (the request's fields). A value already
-computed, or computed within :func:`inline_wait` seconds of the start of its computation (0.1 s;
-``FEDPLAN_INLINE_WAIT`` sets it, the page tests set it long so that one script run shows the answer), comes back at
-once. Otherwise :func:`answer` returns None
-after drawing where it is called a progress line with the elapsed time and an estimate (the time the last
-computation of the same kind took), and a Cancel button, in a fragment that redraws itself every
-:data:`POLL_SECONDS` and reruns the page when the value is ready. The script run that started the work ends at
-once, so the page's other widgets answer while it runs.
+computed, or computed within :func:`inline_wait` seconds of the start of its computation (0.1 s; none when the last
+computation of its kind took ten times that; ``FEDPLAN_INLINE_WAIT`` sets it, the page tests set it long so that
+one script run shows the answer), comes back at once. Otherwise :func:`answer` returns None after drawing where it
+is called a progress line with the elapsed time and an estimate (the time the last computation of the same kind
+took), and a Cancel button, in a fragment that redraws itself every :data:`POLL_SECONDS` and reruns the page when
+the value is ready. The script run that started the work ends at once, so the page's other widgets answer while it
+runs.
 
 The work is shared by the server's sessions (two users asking for the same plan wait for one computation) and kept
 for :data:`KEPT` keys, errors included (a refused request is refused again at once). A session that moves on to
@@ -197,8 +197,10 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) 
         work.seen = time.perf_counter()
         _forget_old()
     # the inline wait counts from the work's start: a rerun while it goes on (the progress line's, another box's)
-    # does not wait again; a long wait (the page tests') keeps the work watched
-    deadline = work.started + inline_wait()
+    # does not wait again; a long wait (the page tests') keeps the work watched. Not at all when the last computation
+    # of this kind took ten times the wait (a plan: seconds): the wait would only delay the progress line
+    wait, last = inline_wait(), _LAST_SECONDS.get(kind)
+    deadline = work.started + (0.0 if last is not None and last > 10 * wait else wait)
     while True:
         try:
             return work.future.result(timeout=max(0.0, min(1.0, deadline - time.perf_counter())))

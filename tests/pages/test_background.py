@@ -80,6 +80,19 @@ def test_a_script_run_waits_for_new_work_only_not_again_while_it_goes_on(shared,
     assert first >= 2.0 and again < 1.5, (first, again)  # it waited 2 s a second time before
 
 
+def test_a_kind_that_took_seconds_last_time_shows_progress_without_the_inline_wait(shared, monkeypatch):
+    from fedplan.app_pages import background
+
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "2")
+    threading.Timer(0.3, lambda: shared.release.setdefault("quick", threading.Event()).set()).start()
+    monkeypatch.setitem(background._LAST_SECONDS, "test", 19.0)  # under 10 × 2 s: the run waits for the value
+    assert _markdown(AppTest.from_function(page, args=("quick",), default_timeout=30).run()) == ["value QUICK"]
+    threading.Timer(0.3, lambda: shared.release.setdefault("quick2", threading.Event()).set()).start()
+    monkeypatch.setitem(background._LAST_SECONDS, "test", 21.0)  # over: progress at once, the value 0.3 s later
+    app = AppTest.from_function(page, args=("quick2",), default_timeout=30).run()
+    assert len(app.get("progress")) == 1 and _markdown(app) == []
+
+
 def test_a_slow_value_shows_progress_then_the_value_on_a_later_run(shared):
     app = AppTest.from_function(page, args=("slow1",), default_timeout=30).run()
     assert not app.exception
