@@ -17,9 +17,9 @@ raises ``Cancelled`` in it, which stops it within a fraction of a second, after 
 
 Where the work computes (``FEDPLAN_PAGE_WORK``): ``process`` (the default), a child process forked from the server
 for each computation (:class:`~fedplan.planner.simulate.executor.ForkedChild`), so that the script runs of every
-session keep the server's GIL while a plan computes (in a thread of the server, a plan's pure-Python series made
-each click on the Planner take 300-500 ms instead of 120-250 ms, measured in Chromium on 2 cores); Cancel kills
-the child. ``thread``: a thread of the server (the page tests that hold a computation with an in-process event).
+session keep the server's GIL while a plan computes (Planner clicks in Chromium on 2 cores, 27 in each mode,
+interleaved: median 261 ms, 90th percentile 430 ms, against 309 ms and 515 ms with the plan in a server thread);
+Cancel kills the child. ``thread``: a thread of the server (the page tests that hold a computation with an in-process event).
 Either way not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes
 seconds, and behind a simulation on a busy cluster it would wait minutes.
 """

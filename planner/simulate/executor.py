@@ -146,8 +146,8 @@ class Interruptible:
 
 
 #: Niceness of a :class:`ForkedChild`: the page work it computes (a plan, a calibration) is batch work next to the
-#: server's script runs, which answer the user's clicks.
-CHILD_NICENESS = 5
+#: server's script runs, which answer the user's clicks (as the cluster's workers, :data:`WORKER_NICENESS`).
+CHILD_NICENESS = WORKER_NICENESS
 #: Seconds :class:`ForkedChild` waits for the other threads' imports to end before it forks (they take a second or
 #: two at most, on a fresh server).
 FORK_WAIT_SECONDS = 30.0
