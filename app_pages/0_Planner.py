@@ -38,6 +38,7 @@ from fedplan.app_pages.widgets import Form, changed_field, download_name, downlo
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
 from fedplan.planner.display import epsilon_text, number_text, theorem_label
 from fedplan.planner.export import for_library, render
+from fedplan.planner.library_accountants import library_module
 from fedplan.planner.plan_validation import ENGINES
 from fedplan.planner.recipes import RECIPE_INPUTS, RECIPES, EpsilonCurve
 from fedplan.planner.simulate.data import SKLEARN_SETS
@@ -235,7 +236,8 @@ def opacus_for_its_accountant(schedule, stem: str) -> None:
     digest = hashlib.sha256(render(schedule, "json").encode()).hexdigest()
     try:
         library = answer(("library", digest, choice), functools.partial(for_library, schedule, "opacus", choice),
-                         kind="library", label=f"Calibrating σ for {OPACUS_ACCOUNTANTS[choice]}")
+                         kind="library", label=f"Calibrating σ for {OPACUS_ACCOUNTANTS[choice]}",
+                         imports=(library_module("opacus", choice),))
     except ValueError as refused:
         st.error(str(refused))
         return

@@ -19,13 +19,14 @@ Where the work computes (``FEDPLAN_PAGE_WORK``): ``process`` (the default), a ch
 for each computation (:class:`~fedplan.planner.simulate.executor.ForkedChild`), so that the script runs of every
 session keep the server's GIL while a plan computes (Planner clicks in Chromium on 2 cores, 27 in each mode,
 interleaved: median 261 ms, 90th percentile 430 ms, against 309 ms and 515 ms with the plan in a server thread);
-Cancel kills the child. ``thread``: a thread of the server (the page tests that hold a computation with an in-process event).
-Either way not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`): a plan takes
-seconds, and behind a simulation on a busy cluster it would wait minutes.
+Cancel kills the child. ``thread``: a thread of the server (the page tests that hold a computation with an
+in-process event). Either way not the Dask cluster of the simulations (:mod:`fedplan.planner.simulate.executor`):
+a plan takes seconds, and behind a simulation on a busy cluster it would wait minutes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -38,6 +39,7 @@ from typing import Any
 
 import streamlit as st
 
+from fedplan.bounds.imports import import_lazily
 from fedplan.bounds.pld import import_libraries
 from fedplan.planner.simulate.executor import Cancelled, ForkedChild, Interruptible
 
@@ -107,7 +109,7 @@ def _session() -> str:
 _JANITOR: list[threading.Thread] = []
 
 
-def _start(compute: Callable[[], Any], kind: str) -> _Work:
+def _start(compute: Callable[[], Any], kind: str, imports: tuple[str, ...]) -> _Work:
     if not _JANITOR:  # called under _LOCK
         _JANITOR.append(threading.Thread(target=_stop_unwatched, name="fedplan-page-work-janitor", daemon=True))
         _JANITOR[0].start()
@@ -115,6 +117,9 @@ def _start(compute: Callable[[], Any], kind: str) -> _Work:
 
     def task() -> Any:
         started = time.perf_counter()
+        for name in imports:  # in this process, once: every later child has them (one still missing: its refusal)
+            with contextlib.suppress(ImportError):
+                import_lazily(name)
         value = guard.run(compute)
         _LAST_SECONDS[kind] = time.perf_counter() - started
         return value
@@ -173,10 +178,13 @@ def known(key: Hashable) -> Any | None:
     return work.future.result()
 
 
-def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) -> Any | None:
+def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str,
+           imports: tuple[str, ...] = ()) -> Any | None:
     """``compute()``'s value for ``key``, or None while it is being computed (see the module docstring); an
     exception ``compute`` raised is raised here. ``kind`` names the computation (one estimate and one Cancel button
-    per kind on a page), ``label`` is what the progress line says is being done ("Planning")."""
+    per kind on a page), ``label`` is what the progress line says is being done ("Planning"). ``imports``: modules
+    the computation imports that the server has not (a library's accountant: Opacus's takes 3-8 s), imported in
+    the server before the work starts, so that a child forked later need not import them again."""
     session, mine = _session(), f"background_{kind}"
     if st.session_state.get(f"{mine}_cancelled") == key:
         st.info(f"{label} stopped. Change an input to start again.")
@@ -191,7 +199,7 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str) 
     with _LOCK:
         work = _WORK.get(key)
         if not _wanted(work):
-            work = _WORK[key] = _start(compute, kind)
+            work = _WORK[key] = _start(compute, kind, imports)
         _WORK.move_to_end(key)
         work.sessions.add(session)
         work.seen = time.perf_counter()

@@ -151,6 +151,12 @@ def check_library_accountant(library_accountant: str, fmt: str | None) -> None:
     _load(_ACCOUNTANTS[fmt, library_accountant])
 
 
+def library_module(fmt: str, library_accountant: str) -> str | None:
+    """The module the library accountant's check imports (None for ``fedplan`` or a pair without one)."""
+    spec = _ACCOUNTANTS.get((fmt, library_accountant))
+    return None if spec is None else spec.module
+
+
 def _load(spec: _Accountant):
     try:
         return import_lazily(spec.module)

@@ -219,3 +219,26 @@ def test_cancel_and_a_changed_input_kill_the_child(tmp_path, monkeypatch):
     child = int(second.read_text())
     app.text_input[0].set_value(str(tmp_path / "3")).run()
     _until(lambda: not _alive(child), seconds=2)
+
+
+def imports_page(name: str) -> None:
+    import sys
+
+    import streamlit as st
+
+    from fedplan.app_pages.background import answer
+
+    value = answer(("imports test", name), lambda: name in sys.modules, kind="imports_test", label="Computing",
+                   imports=(name, "fedplan_no_such_module"))
+    st.markdown(f"child had it {value}")
+
+
+def test_the_imports_of_a_computation_are_made_in_the_server_before_it_forks(monkeypatch):
+    """Every later child then has them (Opacus's accountant took 3-8 s to import, in each child); one missing is
+    left to the computation to refuse in its words."""
+    monkeypatch.setenv("FEDPLAN_INLINE_WAIT", "30")
+    monkeypatch.delenv("FEDPLAN_PAGE_WORK", raising=False)
+    name = "xml.dom.minidom"
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    app = AppTest.from_function(imports_page, args=(name,), default_timeout=60).run()
+    assert _markdown(app) == ["child had it True"] and name in sys.modules and not app.exception
