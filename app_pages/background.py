@@ -27,6 +27,7 @@ a plan takes seconds, and behind a simulation on a busy cluster it would wait mi
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -49,6 +50,8 @@ POLL_SECONDS = 0.3
 KEPT = 64
 #: Default seconds a script run waits for a value before it shows progress instead.
 INLINE_WAIT = 0.1
+#: The longest inline wait ``FEDPLAN_INLINE_WAIT`` may set (the page tests set 600 s: one script run, one answer).
+MAX_INLINE_WAIT = 3600.0
 #: Seconds without a script run or a progress redraw asking for unfinished work before it is stopped: every tab that
 #: wanted it was closed (an open tab redraws every :data:`POLL_SECONDS`, a hidden one at least every second or so).
 UNWATCHED_SECONDS = 10.0
@@ -75,18 +78,27 @@ _LAST_SECONDS: dict[str, float] = {}
 def inline_wait() -> float:
     """Seconds a script run waits for a value before it shows progress (``FEDPLAN_INLINE_WAIT``, default 0.1)."""
     text = os.environ.get("FEDPLAN_INLINE_WAIT", "").strip()
-    return float(text) if text else INLINE_WAIT
+    try:
+        seconds = float(text) if text else INLINE_WAIT
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_INLINE_WAIT:
+        raise ValueError(f"FEDPLAN_INLINE_WAIT must be a number of seconds in [0, {MAX_INLINE_WAIT:g}]; got {text!r} "
+                         "(set it for the server, or unset it)")
+    return seconds
 
 
 #: The values of ``FEDPLAN_PAGE_WORK``: where a computation runs (the module docstring).
 RUNNERS = {"process": ForkedChild, "thread": Interruptible}
 
 
-def _runner() -> ForkedChild | Interruptible:
+def runner() -> type[ForkedChild] | type[Interruptible]:
+    """What computes the work (``FEDPLAN_PAGE_WORK``: process, the default, or thread)."""
     text = os.environ.get("FEDPLAN_PAGE_WORK", "").strip() or "process"
     if text not in RUNNERS:
-        raise ValueError(f"FEDPLAN_PAGE_WORK must be one of {', '.join(RUNNERS)}; got {text!r}")
-    return RUNNERS[text]()
+        raise ValueError(f"FEDPLAN_PAGE_WORK must be one of {', '.join(RUNNERS)}; got {text!r} (set it for the "
+                         "server, or unset it)")
+    return RUNNERS[text]
 
 
 def _warm_up() -> None:
@@ -109,11 +121,12 @@ def _session() -> str:
 _JANITOR: list[threading.Thread] = []
 
 
-def _start(compute: Callable[[], Any], kind: str, imports: tuple[str, ...]) -> _Work:
+def _start(compute: Callable[[], Any], kind: str, imports: tuple[str, ...],
+           make_guard: type[ForkedChild] | type[Interruptible]) -> _Work:
     if not _JANITOR:  # called under _LOCK
         _JANITOR.append(threading.Thread(target=_stop_unwatched, name="fedplan-page-work-janitor", daemon=True))
         _JANITOR[0].start()
-    guard = _runner()
+    guard = make_guard()
 
     def task() -> Any:
         started = time.perf_counter()
@@ -185,6 +198,11 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str,
     per kind on a page), ``label`` is what the progress line says is being done ("Planning"). ``imports``: modules
     the computation imports that the server has not (a library's accountant: Opacus's takes 3-8 s), imported in
     the server before the work starts, so that a child forked later need not import them again."""
+    try:  # the server's settings (an operator's mistake is said on the page, not in a traceback)
+        wait, make_guard = inline_wait(), runner()
+    except ValueError as error:
+        st.error(str(error))
+        st.stop()
     session, mine = _session(), f"background_{kind}"
     if st.session_state.get(f"{mine}_cancelled") == key:
         st.info(f"{label} stopped. Change an input to start again.")
@@ -199,7 +217,7 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str,
     with _LOCK:
         work = _WORK.get(key)
         if not _wanted(work):
-            work = _WORK[key] = _start(compute, kind, imports)
+            work = _WORK[key] = _start(compute, kind, imports, make_guard)
         _WORK.move_to_end(key)
         work.sessions.add(session)
         work.seen = time.perf_counter()
@@ -207,7 +225,7 @@ def answer(key: Hashable, compute: Callable[[], Any], *, kind: str, label: str,
     # the inline wait counts from the work's start: a rerun while it goes on (the progress line's, another box's)
     # does not wait again; a long wait (the page tests') keeps the work watched. Not at all when the last computation
     # of this kind took ten times the wait (a plan: seconds): the wait would only delay the progress line
-    wait, last = inline_wait(), _LAST_SECONDS.get(kind)
+    last = _LAST_SECONDS.get(kind)
     deadline = work.started + (0.0 if last is not None and last > 10 * wait else wait)
     while True:
         try:

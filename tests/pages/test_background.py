@@ -242,3 +242,20 @@ def test_the_imports_of_a_computation_are_made_in_the_server_before_it_forks(mon
     monkeypatch.delitem(sys.modules, name, raising=False)
     app = AppTest.from_function(imports_page, args=(name,), default_timeout=60).run()
     assert _markdown(app) == ["child had it True"] and name in sys.modules and not app.exception
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("FEDPLAN_PAGE_WORK", "fork", "FEDPLAN_PAGE_WORK must be one of process, thread; got 'fork' (set it for the "
+                                  "server, or unset it)"),
+    ("FEDPLAN_INLINE_WAIT", "soon", "FEDPLAN_INLINE_WAIT must be a number of seconds in [0, 3600]; got 'soon' (set "
+                                    "it for the server, or unset it)"),
+    ("FEDPLAN_INLINE_WAIT", "-1", "FEDPLAN_INLINE_WAIT must be a number of seconds in [0, 3600]; got '-1' (set it "
+                                  "for the server, or unset it)"),
+    ("FEDPLAN_INLINE_WAIT", "nan", "FEDPLAN_INLINE_WAIT must be a number of seconds in [0, 3600]; got 'nan' (set it "
+                                   "for the server, or unset it)"),
+])
+def test_a_wrong_server_setting_is_said_on_the_page(shared, monkeypatch, variable, value, message):
+    monkeypatch.setenv(variable, value)
+    app = AppTest.from_function(page, args=("a",), default_timeout=30).run()
+    assert [element.value for element in app.error] == [message] and not app.exception
+    assert shared.started == []  # nothing computed
