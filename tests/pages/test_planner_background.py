@@ -12,6 +12,13 @@ from fedplan.app_pages import background
 from tests.pages.helpers import metric, open_page
 
 
+@pytest.fixture(autouse=True)
+def kept_although_unwatched(monkeypatch):
+    """AppTest does not redraw the progress line as a browser does every 0.3 s, so the janitor would stop the work
+    after UNWATCHED_SECONDS; a plan's child, at niceness 10 on a machine busy with other tests, can take longer."""
+    monkeypatch.setattr(background, "UNWATCHED_SECONDS", 600.0)
+
+
 def _planning(app) -> list[str]:
     """The texts of the plan's progress lines (the validation section draws its own progress bar)."""
     return [element.proto.text for element in app.get("progress") if element.proto.text.startswith("Planning")]
