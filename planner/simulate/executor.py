@@ -28,6 +28,7 @@ from __future__ import annotations
 import abc
 import argparse
 import ctypes
+import logging
 import multiprocessing
 import os
 import pickle
@@ -176,6 +177,12 @@ def _compute_in_child(function: Callable[[], Any], sender) -> None:
     code = 0
     try:
         os.nice(CHILD_NICENESS)
+        # a server thread writing to stdout or stderr at the fork left that stream's buffer lock held in this copy
+        # (Python does not reset it): the child writes through streams of its own and does not log (the server's
+        # handlers hold the old streams); its errors come back as exceptions
+        sys.stdout = open(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
+        sys.stderr = open(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
+        logging.disable(logging.CRITICAL)
         try:
             outcome = (True, function())
         except Exception as error:  # noqa: BLE001 - raised in the parent

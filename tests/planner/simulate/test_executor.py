@@ -129,10 +129,16 @@ def _raise_unpicklable():
 
 
 def test_a_forked_child_returns_the_value_raises_the_error_and_ends():
+    import logging
+    import sys
+
     from fedplan.planner.simulate.executor import CHILD_NICENESS, ForkedChild
 
-    pid, niceness = ForkedChild().run(lambda: (os.getpid(), os.nice(0)))
+    pid, niceness, streams, logs = ForkedChild().run(lambda: (os.getpid(), os.nice(0), (id(sys.stdout), id(
+        sys.stderr)), logging.getLogger("fedplan").isEnabledFor(logging.CRITICAL)))
     assert pid != os.getpid() and niceness == os.nice(0) + CHILD_NICENESS
+    # streams of its own (a buffer lock held by another thread at the fork stays held in the copy) and no logging
+    assert streams[0] != id(sys.stdout) and streams[1] != id(sys.stderr) and not logs
     with pytest.raises(ValueError, match="^invalid literal"):
         ForkedChild().run(lambda: int("x"))
     with pytest.raises(RuntimeError, match=r"^_UnpicklableError: odd \(3\)$"):
