@@ -104,8 +104,9 @@ def runner() -> type[ForkedChild] | type[Interruptible]:
 def _warm_up() -> None:
     """In process mode, import once in the server what a plan imports on first use (about a second): a forked child
     starts with the server's modules, and would otherwise import them again for every plan."""
-    if os.environ.get("FEDPLAN_PAGE_WORK", "").strip() in ("", "process"):
-        threading.Thread(target=import_libraries, name="fedplan-page-work-imports", daemon=True).start()
+    with contextlib.suppress(ValueError):  # a wrong FEDPLAN_PAGE_WORK is said by answer(), on the page
+        if runner() is ForkedChild:
+            threading.Thread(target=import_libraries, name="fedplan-page-work-imports", daemon=True).start()
 
 
 _warm_up()

@@ -204,8 +204,9 @@ class ForkedChild:
 
     What it is for: the app's page work (a plan's calibration, seconds of pure-Python series and FFTs) computed in a
     thread of the server holds the GIL most of the time, and every script run meanwhile (each click on any page of any
-    session) takes two to three times as long. A child holds its own interpreter on another core; it starts in about
-    10-30 ms, being a copy of the server with every module already imported, and its answer comes back pickled.
+    session) waits for it (:mod:`fedplan.app_pages.background` gives the measured cost). A child holds its own
+    interpreter on another core; it starts in about 10-30 ms, being a copy of the server with every module already
+    imported, and its answer comes back pickled.
 
     Forking a process that has threads copies only the calling thread, so a lock another thread holds stays held in
     the child forever. The child only computes, but a computation may import: so the fork happens while this
@@ -228,6 +229,16 @@ class ForkedChild:
     def _fork(self, function: Callable[[], Any]):
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
+        try:
+            self._start_child(context, function, sender)
+        except BaseException:
+            receiver.close()
+            raise
+        finally:
+            sender.close()
+        return receiver
+
+    def _start_child(self, context, function: Callable[[], Any], sender) -> None:
         deadline, me = time.monotonic() + FORK_WAIT_SECONDS, threading.get_ident()
         while True:
             # the lock is not held while waiting: a thread importing a module whose code calls import_lazily waits
@@ -241,12 +252,10 @@ class ForkedChild:
                         self.process = context.Process(target=_compute_in_child, args=(function, sender),
                                                        name="fedplan-page-work", daemon=True)
                         self.process.start()
-                    break
+                    return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"another thread of the server was still importing after {FORK_WAIT_SECONDS:g} s")
             time.sleep(IMPORT_POLL_SECONDS)
-        sender.close()
-        return receiver
 
     def run(self, function: Callable[[], Any]) -> Any:
         """``function()`` computed in a forked child; raises what it raised, or :class:`Cancelled` if interrupted
