@@ -120,7 +120,7 @@ def optimum_field(help="compute w* (L-BFGS) to report ||w - w*||^2"):
 
 def estimated_seconds(request) -> float:
     """A request's estimated run time (0 for one that is not a simulation), as its checks estimated it."""
-    if isinstance(request, SimulatePreset):
+    if hasattr(request, "seconds"):  # SimulatePreset's measured time, SimulateDpscd's from its iterations
         return request.seconds()
     updates, _ = simulated_updates(request)
     return update_seconds(updates, request.features_for_time()) if updates and hasattr(request, "features_for_time") \

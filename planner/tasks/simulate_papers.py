@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fedplan.planner import validate_xu_li
+from fedplan.planner.limits import check_seconds
 from fedplan.planner.simulate import adp2sgd, mapa
 from fedplan.planner.simulate.adp2sgd import PRESETS as ADP2SGD_PRESETS
 from fedplan.planner.simulate.adp2sgd import STALENESS, WORKER_ORDERS, unit_norm_problem
@@ -36,8 +37,10 @@ from fedplan.planner.simulate.dpscd import (
     DPSCD_PRESETS,
     compare_algorithms,
     make_dual_problem,
+    planned_steps,
     preset_problem,
 )
+from fedplan.planner.simulate.dpscd import estimated_seconds as estimated_dpscd_seconds
 from fedplan.planner.simulate.graphs import TOPOLOGIES, make_graph
 from fedplan.planner.simulate.mapa import AUDP_STEPS, TAU_POLICIES, UPLOAD_ORDERS
 from fedplan.planner.simulate.mapa import PRESETS as MAPA_PRESETS
@@ -328,8 +331,25 @@ class SimulateDpscd(Validating, Request):
             problem = make_dual_problem(dataset=data, loss=settings["loss"], regularization=settings["regularization"])
         return problem, settings
 
+    def _runs(self) -> tuple[tuple[str, ...], int]:
+        """The algorithms the request runs and how often: the four once, or DP-SCD and DP-SGD on each seed."""
+        return (("dpscd", "dpsgd"), len(self.validation_seeds())) if self.validate else (ALGORITHMS, 1)
+
+    def seconds(self, problem=None, settings=None) -> float:
+        """The estimated time of :meth:`run` (:func:`planner.simulate.dpscd.estimated_seconds`); loads the data
+        unless ``problem`` and its ``settings`` are given."""
+        if problem is None:
+            problem, settings = self.settings()
+        algorithms, runs = self._runs()
+        return estimated_dpscd_seconds(problem=problem, settings=settings, algorithms=algorithms, runs=runs)
+
     def run(self, *, progress=None) -> Report:
         problem, s = self.settings()
+        algorithms, runs = self._runs()
+        check_seconds(self.seconds(problem, s), because=", ".join(
+            f"{DPSCD_NAMES[name]} {planned_steps(problem=problem, settings=s, algorithm=name)[0]} iterations"
+            for name in algorithms) + (f", × {runs} seeds" if runs > 1 else "") +
+            f" on N = {problem.examples} examples of M = {problem.features} features")
         sampling = DPSCD_SAMPLINGS[self.sampling]
         keys = ("batch_size", "epochs", "clipping_norm", "dpsgd_batch_size", "dpsgd_epochs", "dpsgd_clipping_norm",
                 "learning_rate")

@@ -151,3 +151,40 @@ def test_a_yaml_schedule_above_the_yaml_limit_is_refused_before_parsing(tmp_path
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "schedule file 'plan.yaml' is 645 KiB of YAML; the limit is 512 KiB" in err
     assert err.endswith("give it as JSON (a .json file)\n")
+
+
+def test_a_dpscd_comparison_is_refused_from_its_iterations_before_anything_runs(monkeypatch, capsys):
+    # The fuzz input that ran past its 45 s cap (CI seed 3007276267): epochs 917.6 makes SeqDP-SCD's batch of 5
+    # ⌊917.5859310859299 · 2000 / 5⌋ = 367 034 Python iterations. The preset's other runs: DP-SCD ⌊917.58… · 2000/50⌋,
+    # DP-SGD 10 · 2000/50, PrimalDP-SCD 10 · 20/10 (N = 2 000 training examples of M = 20 features).
+    from fedplan.planner.tasks import simulate_papers
+
+    def ran(**_):
+        raise AssertionError("a run started although the estimate is over the limit")
+
+    monkeypatch.setattr(simulate_papers, "compare_algorithms", ran)
+    monkeypatch.setattr(simulate_papers, "validate_dpscd", ran)
+    request = simulate_papers.SimulateDpscd(learning_rate=1.363151193569909e+91, epochs=917.5859310859299, seed=98)
+    iterations = ("DP-SCD 36703 iterations, DP-SGD 400 iterations, SeqDP-SCD 367034 iterations, PrimalDP-SCD 20 "
+                  "iterations on N = 2000 examples of M = 20 features, an estimated ")
+    with limits.using(seconds=15), pytest.raises(limits.LimitError, match=re.escape(iterations) +
+                                                 r"\d+ s; the time limit is 15 s"):
+        request.run()
+    # 367 034 SeqDP-SCD iterations at 250 µs + 5 × 35 µs each are 156 s on their own
+    assert 156 < request.seconds() < 400
+    with limits.using(seconds=3), pytest.raises(limits.LimitError, match=r"^DP-SCD 40000 iterations, DP-SGD 40000 "
+                                                                         r"iterations, × 3 seeds on N = 2000"):
+        simulate_papers.SimulateDpscd(validate=True, epochs=1000, dpsgd_epochs=1000).run()
+    assert main(["simulate", "dpscd", "--epochs", "917.5", "--max-seconds", "15"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SeqDP-SCD 367000 iterations" in err and "the time limit is 15 s" in err
+
+
+def test_a_sweep_of_dpscd_runs_is_checked_against_the_time_limit():
+    from fedplan.planner.simulate.sweep import parse_sweep
+
+    config = {"algorithm": "dpscd", "grid": {"epochs": [1, 1000]}}
+    with limits.using(seconds=15), pytest.raises(limits.LimitError, match=r"^sweep config: 2 cell\(s\) × 1 seed\(s\) "
+                                                                          r"of dpscd, an estimated \d+ s"):
+        parse_sweep(config=config)
+    assert len(parse_sweep(config={"algorithm": "dpscd", "grid": {"epochs": [1, 2]}}).cells) == 2

@@ -7,9 +7,12 @@ from scipy.optimize import minimize_scalar
 from fedplan.bounds import accounting, dpscd
 from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import (
+    ALGORITHMS,
+    DualProblem,
     _coordinate_updates,
     dp_ledger,
     make_dual_problem,
+    planned_steps,
     preset_problem,
     run_dpscd,
     run_dpscd_preset,
@@ -159,6 +162,34 @@ def test_preset_runs_in_seconds_and_spends_at_most_the_target():
         run = out[key]
         assert run.epsilon <= target and run.wall_time_s < 5 and not run.diverged
     assert out["dpscd"].config["noise_multiplier"] == out["calibration"].dpscd_plan.calibration.noise_multiplier
+
+
+def test_the_time_estimate_counts_the_iterations_each_run_executes():
+    out = run_dpscd_preset("ridge")
+    # N = 2 000, M = 20: DP-SCD and DP-SGD 10 epochs of L = 50, SeqDP-SCD 10 epochs of 5, PrimalDP-SCD 10 passes
+    # over the 20 coordinates in blocks of 10 (DPSCD_PRESETS["ridge"])
+    expected = {"dpscd": 400, "dpsgd": 400, "seqdpscd": 4000, "primaldpscd": 20}
+    for name in ALGORITHMS:
+        planned = planned_steps(problem=out["problem"], settings=out["settings"], algorithm=name)[0]
+        assert planned == out[name].config["steps"] == expected[name]
+
+
+def test_the_hinge_optimum_skips_a_zero_example_without_a_warning(svm):
+    import warnings
+
+    X = np.vstack([np.zeros((1, svm.features)), svm.X])
+    padded = DualProblem(loss="hinge", X=X, y=np.concatenate([[1.0], svm.y]), regularization=svm.regularization,
+                         X_test=svm.X_test, y_test=svm.y_test)
+    # the zero example adds the constant 1/N to P and scales the data term by (N - 1)/N: the same θ* as the
+    # problem without it at λ·N/(N - 1)
+    n = padded.examples
+    rescaled = DualProblem(loss="hinge", X=svm.X, y=svm.y, regularization=svm.regularization * n / (n - 1),
+                           X_test=svm.X_test, y_test=svm.y_test)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        theta, value = padded.optimum
+    assert np.all(np.isfinite(theta))
+    assert value == pytest.approx(padded.primal(rescaled.optimum[0]), rel=1e-8)  # λ not rescaled: 7.6e-7 off
 
 
 def test_dpsgd_without_noise_approaches_the_optimum_and_detects_divergence(ridge):
