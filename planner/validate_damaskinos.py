@@ -62,8 +62,11 @@ def _margin(simulated: float | None, predicted: float | None) -> str:
     return f"margin {predicted - simulated:.4g} ({share:.1f} % of the prediction)"
 
 
-def _within(name: str, simulated: float, predicted: float, tolerance: float, source: str, detail: str) -> Claim:
-    """``|simulated − predicted| ≤ tolerance`` as a claim with relation ``"~="``."""
+def _within(name: str, simulated: float | None, predicted: float, tolerance: float, source: str, detail: str) -> Claim:
+    """``|simulated − predicted| ≤ tolerance`` as a claim with relation ``"~="``; not passed when ``simulated`` is
+    None (a run diverged before the value could be measured)."""
+    if simulated is None:
+        return Claim(name, None, float(predicted), "~=", False, f"not finite (a run diverged); {detail}", source)
     gap = simulated - predicted
     text = f"{simulated:.6g} ~= {predicted:.6g} (|difference| {abs(gap):.3g} vs tolerance {tolerance:.3g}); {detail}"
     return Claim(name, float(simulated), float(predicted), "~=", bool(abs(gap) <= tolerance), text, source)
@@ -173,7 +176,8 @@ def validate_dpscd(*, problem: DualProblem, target_epsilon: float, target_delta:
                         "it holds too" if simulated <= unscaled else
                         f"violated by {simulated - unscaled:.4g} — the (6.5) factor matters when "
                         f"{100 * scd[0].final.get('clipped', 0):.0f} % of updates are scaled"))
-        drift = float(np.mean([run.rows[-1]["drift"] for run in scd]))
+        drifts = [run.rows[-1]["drift"] for run in scd if run.rows and not run.diverged]
+        drift = float(np.mean(drifts)) if len(drifts) == len(scd) else None
         variance = 2 * clipping_norm**2 * sigma**2
         predicted = variance * steps * (m + batch_size)
         # v_T − Xᵀα_T ~ N(0, Σ), Σ = s²T(I + q XᵀX): Var‖·‖² = 2 tr(Σ²), the tolerance of a mean over R seeds.

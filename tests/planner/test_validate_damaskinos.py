@@ -139,3 +139,19 @@ def test_a_diverged_dpsgd_run_is_said_in_the_notes_not_a_type_error():
     gap = next(note for note in report.notes if note.startswith("final primal objective"))
     assert "DP-SGD not finite (a run diverged)" in gap and "DP-SCD not finite" not in gap
     json.dumps(report.to_dict())
+
+
+def test_a_dpscd_run_diverged_at_its_first_iteration_fails_the_drift_claim_in_words():
+    # Fuzz seed 79508993: λ = 2.2e-308 makes θ = v/(λN) overflow at iteration 0, so no row was recorded and the drift
+    # claim read rows[-1] of an empty tuple (IndexError). The claim now fails and says why.
+    problem, settings = preset_problem("ridge")
+    tiny = make_dual_problem(dataset=load_dataset(settings["dataset"], n_samples=settings["n_samples"],
+                                                  n_features=settings["n_features"]),
+                             loss="ridge", regularization=2.2250738585072014e-308)
+    report = validate_dpscd(problem=tiny, target_epsilon=1.0, target_delta=1e-3, batch_size=50, epochs=2,
+                            clipping_norm=0.1, seeds=(0, 1))
+    drift = next(claim for claim in report.claims if claim.name.startswith("E||v_T - X alpha_T||^2"))
+    assert drift.verdict == "FAIL" and drift.simulated is None
+    assert drift.detail.startswith("not finite (a run diverged)")
+    assert all(run.diverged for run in report.runs if run.algorithm == "dpscd")
+    json.dumps(report.to_dict())
