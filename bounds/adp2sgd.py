@@ -181,9 +181,16 @@ def rdp_order(*, epsilon: float, delta: float, mu: float) -> float:
 
 
 def unconstrained_mu(*, epsilon: float, delta: float) -> float:
-    """μ* = 1 + a − √(a(1+a)), a = log(1/δ)/ε: minimises σ² ∝ α/μ without Lemma 2's conditions (spec §4.3)."""
+    """μ* = 1 + a − √(a(1+a)), a = log(1/δ)/ε: minimises σ² ∝ α/μ without Lemma 2's conditions (spec §4.3).
+
+    Refuses ε > log(1/δ)·2¹⁰⁰, where 1 − μ* ≈ √a would round to 0 and α = log(1/δ)/((1 − μ)ε) + 1 divide by it.
+    """
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    largest = -math.log(delta) * 2.0**100  # a ≥ 2⁻¹⁰⁰: 1 − μ* ≈ √a ≥ 2⁻⁵⁰, far from rounding to 0
+    if epsilon > largest:
+        raise ValueError(f"epsilon must be at most {largest:.3g} at delta = {delta:g} (above it Theorem 2's "
+                         f"mu* = 1 + a - sqrt(a(1 + a)), a = log(1/delta)/epsilon, rounds to 1); got {epsilon!r}")
     a = -math.log(delta) / epsilon
     return 1 + a - math.sqrt(a * (1 + a))
 
@@ -456,7 +463,10 @@ def _mu_at_noise_floor(setting: Setting, epsilon: float) -> float:
 
     if excess(top) > 0:
         return top
-    return optimize.brentq(excess, 1e-300, top, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    # excess grows like log(1/μ) near 0, where Brent's steps fall back to bisection: reaching a root r from
+    # [1e-300, μ*] to 4·eps·r takes up to log2(1/(4 eps r)) ≈ 1 047 halvings (scipy stops at 100 by default;
+    # a target ε = 1e29 at δ = 0.9 put the root near 1e-30).
+    return optimize.brentq(excess, 1e-300, top, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1100)
 
 
 def paper_noise_for_epsilon(*, setting: Setting, target_epsilon: float, clipping_norm: float = 1.0,

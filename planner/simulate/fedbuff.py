@@ -91,12 +91,17 @@ class _PoissonBatches:
         self.positions = np.zeros(0, dtype=np.int64)
         self.starts = np.zeros(1, dtype=np.int64)  # drawn batch j: positions[starts[j]:starts[j+1]]
 
+    def _gaps(self, columns: int) -> np.ndarray:
+        """Geometric gaps capped at size + 1: a longer gap moves every later position past the last example just
+        the same, and the cap keeps the sums in int64 (numpy returns 2⁶³ − 1 for q below about 1e-19)."""
+        return np.minimum(self.rng.geometric(self.rate, size=(self.BLOCK, columns)), self.width + 1)
+
     def _draw(self) -> None:
         q, size = self.rate, self.width
         columns = int(np.ceil(q * size + 6.0 * np.sqrt(q * size) + 8))
-        positions = np.cumsum(self.rng.geometric(q, size=(self.BLOCK, columns)), axis=1) - 1
+        positions = np.cumsum(self._gaps(columns), axis=1) - 1
         while np.any(positions[:, -1] < size - 1):
-            more = np.cumsum(self.rng.geometric(q, size=(self.BLOCK, columns)), axis=1) + positions[:, -1:]
+            more = np.cumsum(self._gaps(columns), axis=1) + positions[:, -1:]
             positions = np.concatenate((positions, more), axis=1)
         inside = positions < size
         self.positions = np.concatenate((self.positions, positions[inside]))

@@ -233,3 +233,19 @@ def test_setting_refuses_sizes_whose_gamma_squared_underflows(workers, examples)
     """gamma = B/(K n) so small that 5 T gamma^2/z^2 underflows made the certificate divide by zero."""
     with pytest.raises(ValueError, match="workers|examples_per_worker"):
         x.Setting(workers=workers, examples_per_worker=examples, batch_size=1, steps=10, delta=1e-5)
+
+
+def test_a_huge_target_is_refused_by_name_and_the_noise_floors_mu_is_found_far_below_one():
+    # API fuzz (fixed seed 0, 10 inputs): target ε = 2e307 made μ* round to 1 and α = log(1/δ)/((1 − μ)ε) + 1 divide by
+    # zero; at ε = 1e29 (δ = 0.9) the floor's root μ ≈ 1e-30 took Brent more than scipy's 100 steps.
+    setting = x.Setting(workers=76364, examples_per_worker=462, batch_size=3, steps=1328, delta=0.9, worker_steps=112)
+    with pytest.raises(ValueError, match=r"^epsilon must be at most 1.34e\+29 at delta = 0.9 .*got 2e\+307$"):
+        x.unconstrained_mu(epsilon=2e307, delta=0.9)
+    # log(1/0.9)·2¹⁰⁰ = 1.336e29; just below it 1 − μ* ≈ √(2⁻¹⁰⁰) = 8.9e-16 is still a float step below 1
+    assert 1 - x.unconstrained_mu(epsilon=1.33e29, delta=0.9) == pytest.approx(2.0**-50, rel=0.01)
+    for target in (1e29, 1e20, 1e10):
+        mu = x._mu_at_noise_floor(setting, target)
+        # the printed floor condition z² = 5Tγ²α/(με) = 1.5 (xu L171, L508), α from L171, recomputed here
+        alpha = math.log(1 / 0.9) / ((1 - mu) * target) + 1
+        assert 5 * 1328 * setting.gamma**2 * alpha / (mu * target) == pytest.approx(1.5, rel=1e-12)
+        assert mu < 1e-6

@@ -162,3 +162,14 @@ def test_each_client_keeps_its_own_mean_trip_time(problem):
 def test_bad_options(problem, options, message):
     with pytest.raises(ValueError, match=message):
         fedbuff.run_fedbuff(problem=problem, rounds=3, **options)
+
+
+def test_a_sample_rate_below_numpys_geometric_range_draws_empty_batches(problem):
+    # CLI fuzz seed 20261127: --sample-rate 2e-135 made numpy's geometric gaps 2⁶³ − 1, their sums wrapped around to
+    # negative positions and the draw looped for ever. Gaps are capped at size + 1 (no batch changes: a larger gap
+    # lands past the last example all the same).
+    _, trace = _traced(problem, rounds=5, sample_rate=1.9880527006968315e-135, buffer_size=5, seed=3)
+    counts = np.concatenate([np.diff(entry[2]) for entry in trace if entry[0] == "batch"])
+    assert counts.size >= 25 and not counts.any()
+    _, trace = _traced(problem, rounds=40, sample_rate=1e-18, buffer_size=5, seed=3)  # sums of 10 gaps pass 2⁶³
+    assert not np.concatenate([np.diff(entry[2]) for entry in trace if entry[0] == "batch"]).any()
