@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import pytest
@@ -256,3 +257,24 @@ def test_an_unused_budget_is_explained_by_what_the_calibration_did():
     jump = SimpleNamespace(fallback_reason=None, range_note=None)
     assert _unused_note(0.02, 3.0, jump) == ("The tight ε is 2.0 % below the target: the tight ε jumps past the "
                                              "target just below σ = 3, the smallest σ it certifies.")
+
+
+def test_the_plans_comparison_and_calibration_share_one_time_budget(request_5_clients, monkeypatch):
+    # API fuzz (fixed seed 0, 10 inputs): Plan(sampling="with_replacement") spent 9 s on the paper's σ and then its
+    # whole 30 s budget on the calibration, 41 s in all. The calibration now gets what the comparison left.
+    from fedplan.bounds import accounting
+
+    budgets, get_epsilon = [], accounting.get_epsilon
+
+    def slow_comparison(**kwargs):
+        if kwargs.get("relative_tolerance") is not None:  # the paper's σ, compared at a coarser tolerance
+            time.sleep(1.5)
+        return get_epsilon(**kwargs)
+
+    calibrate = accounting.calibrate_noise_multiplier
+    monkeypatch.setattr(accounting, "get_epsilon", slow_comparison)
+    monkeypatch.setattr(accounting, "calibrate_noise_multiplier",
+                        lambda **kwargs: budgets.append(kwargs.get("time_budget")) or calibrate(**kwargs))
+    monkeypatch.setattr(accounting, "DEFAULT_TIME_BUDGET", 20.0)
+    plan("increasing-sizes", request_5_clients)
+    assert budgets[-1] is not None and 1.0 <= budgets[-1] <= 20.0 - 1.5  # the last: the run's σ over its phases
