@@ -347,7 +347,7 @@ class SimulateDpscd(Validating, Request):
         problem, s = self.settings()
         algorithms, runs = self._runs()
         check_seconds(self.seconds(problem, s), because=", ".join(
-            f"{DPSCD_NAMES[name]} {planned_steps(problem=problem, settings=s, algorithm=name)[0]} iterations"
+            f"{DPSCD_NAMES[name]} {_count(planned_steps(problem=problem, settings=s, algorithm=name)[0])} iterations"
             for name in algorithms) + (f", × {runs} seeds" if runs > 1 else "") +
             f" on N = {problem.examples} examples of M = {problem.features} features")
         sampling = DPSCD_SAMPLINGS[self.sampling]
@@ -396,6 +396,11 @@ class SimulateDpscd(Validating, Request):
 
 #: The thesis' names of :data:`planner.simulate.dpscd.ALGORITHMS`.
 DPSCD_NAMES = {"dpscd": "DP-SCD", "dpsgd": "DP-SGD", "seqdpscd": "SeqDP-SCD", "primaldpscd": "PrimalDP-SCD"}
+
+
+def _count(number: int) -> str:
+    """An iteration count as people read it: exact below 10⁹, else three digits (epochs 1e300 has 300 of them)."""
+    return str(number) if number < 10**9 else f"{number:.3g}"
 
 
 def _side_by_side(result, optimum) -> dict:

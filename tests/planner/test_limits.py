@@ -178,6 +178,9 @@ def test_a_dpscd_comparison_is_refused_from_its_iterations_before_anything_runs(
     assert main(["simulate", "dpscd", "--epochs", "917.5", "--max-seconds", "15"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "SeqDP-SCD 367000 iterations" in err and "the time limit is 15 s" in err
+    assert main(["simulate", "dpscd", "--epochs", "1e300"]) == 2  # ⌊1e300 · 2000/50⌋ has 302 digits
+    assert "fedplan: error: DP-SCD 4e+301 iterations, DP-SGD 400 iterations, SeqDP-SCD 4e+302 iterations" in \
+        capsys.readouterr().err
 
 
 def test_a_sweep_of_dpscd_runs_is_checked_against_the_time_limit():
