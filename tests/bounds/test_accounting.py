@@ -343,3 +343,24 @@ def test_a_composition_wider_than_its_limit_is_refused_before_it_is_built(monkey
     monkeypatch.setattr(pld, "MAX_COMPOSED_POINTS", window - 1)
     with pytest.raises(pld.PLDUnavailableError, match=re.escape(f"composed PLD would need {window:.2g} grid points")):
         pld.composed_pld(segments, 1e-3)
+
+
+def test_a_with_replacement_calibration_that_cannot_fit_its_time_budget_is_refused_before_any_build(monkeypatch):
+    # API fuzz (fixed seed 0, 10 inputs): Plan(sampling="with_replacement") of 193 sample sizes built PLDs for 30 s
+    # and then failed. 300 rates × 5 builds × 30 ms = 45 s > 30 s: refused at once, naming what to change.
+    from fedplan.bounds import sampling as sampling_module
+
+    accounting.clear_cache()
+    builds = []
+    build = sampling_module._with_replacement_step
+    monkeypatch.setattr(sampling_module, "_with_replacement_step", lambda *a, **k: builds.append(1) or build(*a, **k))
+    phases = [(0.001 + 1e-5 * i, 3) for i in range(300)]
+    with pytest.raises(ValueError, match=r"^with_replacement sampling has no RDP bound to fall back to, .* 300 distinct "
+                                         r"sample rates, an estimated 45 s, over the time budget of 30 s; choose "
+                                         r"sampling poisson or fixed_size"):
+        accounting.calibrate_noise_multiplier(target_epsilon=1.0, target_delta=1e-6, phases=phases,
+                                              sampling="with_replacement", dataset_size=100_000, time_budget=30)
+    assert not builds
+    accounting.calibrate_noise_multiplier(target_epsilon=1.0, target_delta=1e-6, phases=phases[:4],
+                                          sampling="with_replacement", dataset_size=100_000, time_budget=30)
+    assert builds  # 4 rates fit: built and calibrated as before
