@@ -355,9 +355,9 @@ def test_a_with_replacement_calibration_that_cannot_fit_its_time_budget_is_refus
     build = sampling_module._with_replacement_step
     monkeypatch.setattr(sampling_module, "_with_replacement_step", lambda *a, **k: builds.append(1) or build(*a, **k))
     phases = [(0.001 + 1e-5 * i, 3) for i in range(300)]
-    with pytest.raises(ValueError, match=r"^with_replacement sampling has no RDP bound to fall back to, .* 300 distinct "
-                                         r"sample rates, an estimated 45 s, over the time budget of 30 s; choose "
-                                         r"sampling poisson or fixed_size"):
+    refusal = (r"^with_replacement sampling has no RDP bound to fall back to, .* 300 distinct sample rates, an "
+               r"estimated 45 s, over the time budget of 30 s; choose sampling poisson or fixed_size")
+    with pytest.raises(ValueError, match=refusal):
         accounting.calibrate_noise_multiplier(target_epsilon=1.0, target_delta=1e-6, phases=phases,
                                               sampling="with_replacement", dataset_size=100_000, time_budget=30)
     assert not builds
