@@ -51,11 +51,11 @@ from fedplan.planner.simulate.engine import finite_or_none, spawn_generators
 from fedplan.planner.simulate.models import Model, is_finite
 from fedplan.planner.simulate.records import Diverged, RoundRecorder, SimulationResult
 
-__all__ = ["ALGORITHMS", "DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "SAMPLING_KEYS", "BaselineCalibration", "DualProblem",
-           "calibrate_pair", "calibrate_primaldpscd", "calibrate_seqdpscd", "compare_algorithms", "dp_ledger",
-           "estimated_seconds", "fixed_size_noise", "make_dual_problem", "planned_steps", "preset_problem",
-           "primal_noise_ratio", "primal_sensitivity", "run_dpscd", "run_dpscd_preset", "run_dpsgd", "run_primaldpscd",
-           "run_seqdpscd"]
+__all__ = ["ALGORITHMS", "DPSCD_PRESETS", "LOSSES", "SAMPLINGS", "SAMPLING_KEYS", "BaselineCalibration",
+           "DualProblem", "ProblemShape", "calibrate_pair", "calibrate_primaldpscd", "calibrate_seqdpscd",
+           "compare_algorithms", "dp_ledger", "estimated_seconds", "fixed_size_noise", "make_dual_problem",
+           "planned_steps", "preset_problem", "primal_noise_ratio", "primal_sensitivity", "run_dpscd",
+           "run_dpscd_preset", "run_dpsgd", "run_primaldpscd", "run_seqdpscd"]
 
 LOSSES = ("ridge", "logistic", "hinge")
 SAMPLINGS = ("poisson", "fixed")
@@ -696,7 +696,16 @@ EVALUATION_SECONDS_PER_ENTRY, EVALUATIONS = 2e-9, 100
 HINGE_STEP_SECONDS = 1.2e-5
 
 
-def planned_steps(*, problem: DualProblem, settings: dict, algorithm: str) -> tuple[int, int]:
+@dataclass(frozen=True)
+class ProblemShape:
+    """What the time estimate reads of a :class:`DualProblem`: N examples, M features and the loss."""
+
+    examples: int
+    features: int
+    loss: str
+
+
+def planned_steps(*, problem: DualProblem | ProblemShape, settings: dict, algorithm: str) -> tuple[int, int]:
     """(T, L) of ``algorithm``'s run under ``settings`` (:data:`DPSCD_PRESETS` keys), as :func:`compare_algorithms`
     calibrates it: T = ⌊epochs·N/L⌋ (PrimalDP-SCD: ⌊epochs·M/L⌋ blocks of its M coordinates)."""
     n, s = problem.examples, settings
@@ -707,7 +716,8 @@ def planned_steps(*, problem: DualProblem, settings: dict, algorithm: str) -> tu
     return dpscd.outer_iterations(examples=units, batch_size=batch, epochs=epochs), batch
 
 
-def estimated_seconds(*, problem: DualProblem, settings: dict, algorithms=ALGORITHMS, runs: int = 1) -> float:
+def estimated_seconds(*, problem: DualProblem | ProblemShape, settings: dict, algorithms=ALGORITHMS,
+                      runs: int = 1) -> float:
     """The time of ``runs`` runs of each of ``algorithms`` on ``problem`` under ``settings`` and of the problem's
     optimum, estimated before any of them runs (:data:`STEP_SECONDS_PER`, :data:`SEQUENTIAL_STEP_SECONDS`,
     :data:`HINGE_STEP_SECONDS`; the calibrations take well under a second even at T = 10⁶)."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import ClassVar
 
 from fedplan.planner import validate_xu_li
@@ -35,6 +37,7 @@ from fedplan.planner.simulate.data import load_dataset
 from fedplan.planner.simulate.dpscd import (
     ALGORITHMS,
     DPSCD_PRESETS,
+    ProblemShape,
     compare_algorithms,
     make_dual_problem,
     planned_steps,
@@ -317,29 +320,38 @@ class SimulateDpscd(Validating, Request):
             print(f"fedplan: note: sampling {OLD_FIXED} is the old spelling of fixed_size (it goes in fedplan 0.3)",
                   file=sys.stderr)
 
-    def settings(self) -> tuple:
-        """The dual problem and the preset's settings with the given options replacing them."""
-        seed = self.validation_seeds()[0] if self.validate else self.seed
-        problem, settings = preset_problem(self.preset, seed=seed)
+    def _data_seed(self) -> int:
+        return self.validation_seeds()[0] if self.validate else self.seed
+
+    def _settings(self) -> dict:
+        """The preset's settings with the given options replacing them (no data loaded)."""
         overrides = {name: getattr(self, name) for name in (
             "target_epsilon", "target_delta", "batch_size", "epochs", "clipping_norm", "dpsgd_batch_size",
             "dpsgd_epochs", "dpsgd_clipping_norm", "learning_rate", "regularization")}
-        settings = settings | {key: value for key, value in overrides.items() if value is not None}
-        if self.dataset is not None or self.regularization is not None:
-            data = load_dataset(self.dataset or settings["dataset"], seed=seed,
-                                n_samples=settings.get("n_samples", 10_000), n_features=settings.get("n_features", 20))
-            problem = make_dual_problem(dataset=data, loss=settings["loss"], regularization=settings["regularization"])
-        return problem, settings
+        return DPSCD_PRESETS[self.preset] | {key: value for key, value in overrides.items() if value is not None}
+
+    def settings(self) -> tuple:
+        """The dual problem and the preset's settings with the given options replacing them."""
+        seed, settings = self._data_seed(), self._settings()
+        if self.dataset is None and self.regularization is None:
+            return preset_problem(self.preset, seed=seed)[0], settings
+        data = load_dataset(self.dataset or settings["dataset"], seed=seed,
+                            n_samples=settings.get("n_samples", 10_000), n_features=settings.get("n_features", 20))
+        return make_dual_problem(dataset=data, loss=settings["loss"], regularization=settings["regularization"]), \
+            settings
 
     def _runs(self) -> tuple[tuple[str, ...], int]:
         """The algorithms the request runs and how often: the four once, or DP-SCD and DP-SGD on each seed."""
         return (("dpscd", "dpsgd"), len(self.validation_seeds())) if self.validate else (ALGORITHMS, 1)
 
     def seconds(self, problem=None, settings=None) -> float:
-        """The estimated time of :meth:`run` (:func:`planner.simulate.dpscd.estimated_seconds`); loads the data
-        unless ``problem`` and its ``settings`` are given."""
+        """The estimated time of :meth:`run` (:func:`planner.simulate.dpscd.estimated_seconds`) on ``problem`` and
+        its ``settings``, or on the data's shape (:func:`_data_shape`: a sweep asks once per cell and per run)."""
         if problem is None:
-            problem, settings = self.settings()
+            settings = self._settings()
+            source = self.dataset or settings["dataset"]
+            problem = _data_shape(source, _file_stamp(source), self._data_seed(), settings.get("n_samples", 10_000),
+                                  settings.get("n_features", 20), settings["loss"])
         algorithms, runs = self._runs()
         return estimated_dpscd_seconds(problem=problem, settings=settings, algorithms=algorithms, runs=runs)
 
@@ -396,6 +408,23 @@ class SimulateDpscd(Validating, Request):
 
 #: The thesis' names of :data:`planner.simulate.dpscd.ALGORITHMS`.
 DPSCD_NAMES = {"dpscd": "DP-SCD", "dpsgd": "DP-SGD", "seqdpscd": "SeqDP-SCD", "primaldpscd": "PrimalDP-SCD"}
+
+
+@lru_cache(maxsize=32)
+def _data_shape(source: str, stamp, seed: int, n_samples: int, n_features: int, loss: str) -> ProblemShape:
+    """N, M and the loss of a data source's training part, loaded once per source, file version (``stamp``) and
+    seed: a9a takes 0.6 s to load, and a sweep's estimates would load it for every cell and run."""
+    data = load_dataset(source, seed=seed, n_samples=n_samples, n_features=n_features)
+    return ProblemShape(examples=int(data.X_train.shape[0]), features=int(data.X_train.shape[1]), loss=loss)
+
+
+def _file_stamp(source: str):
+    """A file's (modification time, size), None for a named source: a rewritten file is loaded again."""
+    path = Path(source)
+    if not path.is_file():
+        return None
+    status = path.stat()
+    return status.st_mtime_ns, status.st_size
 
 
 def _count(number: int) -> str:

@@ -191,3 +191,18 @@ def test_a_sweep_of_dpscd_runs_is_checked_against_the_time_limit():
                                                                           r"of dpscd, an estimated \d+ s"):
         parse_sweep(config=config)
     assert len(parse_sweep(config={"algorithm": "dpscd", "grid": {"epochs": [1, 2]}}).cells) == 2
+
+
+def test_a_dpscd_estimate_loads_each_data_source_once_and_equals_the_estimate_on_the_loaded_problem(monkeypatch):
+    from fedplan.planner.tasks import simulate_papers
+
+    loads = []
+    load = simulate_papers.load_dataset
+    monkeypatch.setattr(simulate_papers, "load_dataset", lambda *a, **k: loads.append(a) or load(*a, **k))
+    simulate_papers._data_shape.cache_clear()
+    requests = [simulate_papers.SimulateDpscd(preset="svm", dataset="breast_cancer", batch_size=b, seed=7)
+                for b in (10, 20, 40)]
+    seconds = [request.seconds() for request in requests for _ in range(2)]
+    assert len(loads) == 1  # six estimates of one source and seed: one load
+    for request, estimate in zip(requests, seconds[::2], strict=True):
+        assert estimate == request.seconds(*request.settings())  # the same numbers as on the loaded problem
