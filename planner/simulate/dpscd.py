@@ -729,7 +729,8 @@ def estimated_seconds(*, problem: DualProblem | ProblemShape, settings: dict, al
         per_batch = SEQUENTIAL_STEP_SECONDS[problem.loss] if algorithm == "seqdpscd" else per.get("batch", 0.0)
         step = STEP_SECONDS + per.get("examples", 0.0) * n + per_batch * batch + \
             per.get("batch_features", 0.0) * batch * m + per.get("examples_batch", 0.0) * n * batch
-        total += steps * step + min(steps, EVALUATIONS) * EVALUATION_SECONDS_PER_ENTRY * n * m
+        count = float(steps) if steps < 10**300 else math.inf  # epochs near 1e308 give T beyond any float
+        total += count * step + min(steps, EVALUATIONS) * EVALUATION_SECONDS_PER_ENTRY * n * m
     optimum = HINGE_EPOCHS * n * HINGE_STEP_SECONDS if problem.loss == "hinge" else 0.0
     return runs * total + optimum
 

@@ -428,8 +428,13 @@ def _file_stamp(source: str):
 
 
 def _count(number: int) -> str:
-    """An iteration count as people read it: exact below 10⁹, else three digits (epochs 1e300 has 300 of them)."""
-    return str(number) if number < 10**9 else f"{number:.3g}"
+    """An iteration count as people read it: exact below 10⁹, else three digits (epochs 1e300 has 300 of them; from
+    the digits, since a count can pass the largest float)."""
+    digits = str(number)
+    if number < 10**9:
+        return digits
+    mantissa = f"{digits[0]}.{digits[1:3]}".rstrip("0").rstrip(".")
+    return f"{mantissa}e+{len(digits) - 1}"
 
 
 def _side_by_side(result, optimum) -> dict:

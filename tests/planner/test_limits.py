@@ -181,6 +181,9 @@ def test_a_dpscd_comparison_is_refused_from_its_iterations_before_anything_runs(
     assert main(["simulate", "dpscd", "--epochs", "1e300"]) == 2  # ⌊1e300 · 2000/50⌋ has 302 digits
     assert "fedplan: error: DP-SCD 4e+301 iterations, DP-SGD 400 iterations, SeqDP-SCD 4e+302 iterations" in \
         capsys.readouterr().err
+    # API fuzz seed 99: epochs 8.6e307 gives T beyond the largest float (OverflowError); ⌊8.6087e307 · 40⌋ = 3.44e309
+    with pytest.raises(limits.LimitError, match=r"^DP-SCD 3.44e\+309 iterations, .* an estimated inf h; the time"):
+        simulate_papers.SimulateDpscd(epochs=8.608657830830611e+307, accountant="rdp").run()
 
 
 def test_a_sweep_of_dpscd_runs_is_checked_against_the_time_limit():
