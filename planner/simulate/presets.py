@@ -62,6 +62,9 @@ def run_preset(name: str, *, dataset: str | None = None, seed: int = 0, accounta
                          "give dataset (--dataset FILE) or set FEDPLAN_DATA_DIR to its folder")
     data = load_dataset(dataset or str(data_file("w8a.libsvm")), seed=seed,
                         test_fraction=VANDIJK_DP["test_fraction"], n_features_file=300)
+    if data.task != "binary":
+        raise ValueError(f"dataset must hold a binary task, as w8a does (the preset's logistic regression); "
+                         f"{data.name!r} is {data.task}")
     problem = make_problem(dataset=data, clients=VANDIJK_DP["clients"], seed=seed, with_optimum=with_optimum)
     plan = _vandijk_plan()
     if name == "vandijk-dp":

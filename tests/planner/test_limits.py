@@ -209,3 +209,24 @@ def test_a_dpscd_estimate_loads_each_data_source_once_and_equals_the_estimate_on
     assert len(loads) == 1  # six estimates of one source and seed: one load
     for request, estimate in zip(requests, seconds[::2], strict=True):
         assert estimate == request.seconds(*request.settings())  # the same numbers as on the loaded problem
+
+
+def test_a_presets_dataset_is_a_binary_libsvm_file_and_its_time_scales_with_the_files_size(tmp_path):
+    # API fuzz seed 4242: dataset="synthetic-softmax" ran the w8a preset on a 10-class synthetic set, 36 s against the
+    # 15 s measured on w8a (the time limit's estimate), past the 45 s cap on a loaded machine.
+    from fedplan.planner.tasks.simulate import PRESET_SECONDS, W8A_BYTES, SimulatePreset
+
+    with pytest.raises(ValueError, match=r"^dataset must be the path of a LIBSVM file such as w8a.libsvm .*got "
+                                         r"'synthetic-softmax'"):
+        SimulatePreset(preset="vandijk-dp-constant", dataset="synthetic-softmax")
+    double = tmp_path / "double.libsvm"
+    double.write_bytes(b"1 1:0.5\n" * (2 * W8A_BYTES // 8 + 1))  # twice w8a's bytes
+    assert SimulatePreset(preset="vandijk-dp-constant", dataset=str(double)).seconds() == pytest.approx(
+        2 * PRESET_SECONDS["vandijk-dp-constant"], rel=1e-5)
+    with limits.using(seconds=20), pytest.raises(limits.LimitError, match=r"^preset vandijk-dp-constant on .*double"
+                                                                          r"\.libsvm, an estimated 30 s"):
+        SimulatePreset(preset="vandijk-dp-constant", dataset=str(double))
+    classes = tmp_path / "three_classes.libsvm"
+    classes.write_text("".join(f"{i % 3} 1:{i / 100} 2:{1 - i / 100}\n" for i in range(200)))
+    with pytest.raises(ValueError, match=r"^dataset must hold a binary task, as w8a does .* is multiclass"):
+        SimulatePreset(preset="vandijk-dp-constant", dataset=str(classes)).run()
