@@ -209,7 +209,8 @@ def round_step_sizes(sizes, *, learning_rate: float, decay: float, rule: str) ->
     rule = check_choice("step_rule", rule, STEP_RULES)
     starts = np.concatenate(([0.0], np.cumsum(sizes, dtype=float)[:-1]))
     clock = starts if rule == "inverse" else np.sqrt(starts)
-    return tuple(float(v) for v in learning_rate / (1.0 + decay * clock))
+    with np.errstate(over="ignore"):  # β t past the largest float: η0/(1 + βt) is below 1e-300, and 0.0 here
+        return tuple(float(v) for v in learning_rate / (1.0 + decay * clock))
 
 
 def _tight(segments, delta: float, *, with_pld: bool, time_budget: float) -> tuple[AccountingResult | None,

@@ -169,3 +169,22 @@ def test_nearest_feasible_bisects_the_plan_itself_where_selection_and_claim_pass
 
     assert nearest_feasible(lambda value: _selection(1e-9), plan, start=200.0, end=1.0) == 100.0
     assert len(planned) == len(set(planned)) < 30
+
+
+def test_step_sizes_with_a_decay_near_the_largest_float_are_zero_after_the_first_round_without_a_warning():
+    # API fuzz seed 3741284715 (CI): decay = 1.1e308 made β t overflow with a RuntimeWarning. η0/(1 + βt) is then
+    # below 0.03/(1.1e308 · 16) ≈ 1.7e-311: 0.0 (or a subnormal) is its float value.
+    import warnings
+
+    from fedplan.planner.vandijk import round_step_sizes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        steps = round_step_sizes([16, 17, 18], learning_rate=0.030589400286685393, decay=1.0990625371437174e+308,
+                                 rule="inverse")
+        rooted = round_step_sizes([16, 17], learning_rate=0.03, decay=1.0990625371437174e+308, rule="inverse-sqrt")
+    assert steps[0] == 0.030589400286685393 and all(0.0 <= step < 1e-300 for step in steps[1:])
+    assert rooted[0] == 0.03 and 0.0 <= rooted[1] < 1e-300
+    # a moderate β is the printed η0/(1 + β t) at t = Σ_{j<i} s_j (Table 2, L1910): t = 0, 16, 33
+    assert round_step_sizes([16, 17, 18], learning_rate=0.15, decay=0.001, rule="inverse") == pytest.approx(
+        (0.15, 0.15 / 1.016, 0.15 / 1.033), rel=1e-15)
