@@ -230,3 +230,21 @@ def test_a_presets_dataset_is_a_binary_libsvm_file_and_its_time_scales_with_the_
     classes.write_text("".join(f"{i % 3} 1:{i / 100} 2:{1 - i / 100}\n" for i in range(200)))
     with pytest.raises(ValueError, match=r"^dataset must hold a binary task, as w8a does .* is multiclass"):
         SimulatePreset(preset="vandijk-dp-constant", dataset=str(classes)).run()
+
+
+def test_byzantine_batches_count_in_the_time_estimate_and_the_memory_limit():
+    # API fuzz seed 5150: batch_size = 1e12 asked numpy for 72.8 TiB of row indices (MemoryError traceback); the time
+    # estimate had counted one update per worker and round whatever the batch (measured: 9.9 s at batch 1e5, 50
+    # rounds, estimated 0.022 s).
+    from fedplan.planner.tasks.simulate import estimated_seconds
+    from fedplan.planner.tasks.simulate_papers import SimulateByzantine, SimulateKardam
+
+    # 50 rounds × 10 workers: 500 updates at 4e-5 + 2e-7·20 s and 5e7 examples at 4e-7 + 1.2e-8·20 s
+    assert estimated_seconds(SimulateByzantine(batch_size=100_000, rounds=50)) == pytest.approx(
+        500 * 4.4e-5 + 5e7 * 6.4e-7, rel=1e-6)
+    with pytest.raises(limits.LimitError, match=r"^rounds=100 × clients=10 gradients of batch_size=1000000000000 "
+                                                r"examples is about 1.45e\+13 client updates"):
+        SimulateByzantine(rule="krum", batch_size=10**12, seed=1)
+    with pytest.raises(limits.LimitError, match=r"^clients=10 × batch_size=1000000000000 would need about .* TiB of "
+                                                r"memory for one round's honest mini-batches"):
+        SimulateKardam(batch_size=10**12)
