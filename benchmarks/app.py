@@ -20,9 +20,12 @@ a free port; :mod:`benchmarks.browser`), drives Debian's Chromium with Playwrigh
   Tab pressed, another option of a select box or a radio, a checkbox toggled, a return to an earlier value), run
   once after each warm load (so ``--repeats`` times, each from the defaults; later rounds meet values the server
   has cached). Each is timed in the browser, from the input event (``keydown`` or ``pointerdown``, its
-  ``event.timeStamp``) until the rerun it started has finished and the frame after it has been painted. The
-  Validate page's Run button is never pressed (simulations are measured by ``benchmarks/simulate.py``); only its
-  inputs are changed.
+  ``event.timeStamp``) until the rerun it started has finished and the frame after it has been painted: a whole-page
+  run, or the run of the fragment the widget is in (a tab, or a section with inputs of its own, reruns alone). Each
+  input is made on a quiet page: no script run going and none started in the last :data:`QUIET_MS` (a background
+  computation's progress line redraws itself as a fragment every 0.3 s until the answer is in, and those runs
+  would be taken for the input's). The Validate page's Run button is never pressed (simulations are measured by
+  ``benchmarks/simulate.py``); only its inputs are changed.
 
 "The rerun has finished" is the ``data-test-script-state`` attribute of ``[data-testid="stApp"]`` going from
 ``running`` back to ``notRunning`` (the state Streamlit's own end-to-end tests wait for). The status widget
@@ -76,6 +79,9 @@ LOAD_TARGET_S, INTERACTION_TARGET_MS = 1.5, 300.0
 VIEWPORT = {"width": 1400, "height": 1000}
 #: Seconds after an input event with no sign of a rerun (the value did not change): reported as ``no rerun``.
 NO_RERUN_S = 10.0
+#: An input is made once no script run has started for this long (ms): longer than the 0.3 s between the redraws
+#: of a progress line (:data:`fedplan.app_pages.background.POLL_SECONDS`).
+QUIET_MS = 600
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,7 @@ INIT_SCRIPT = r"""
   const log = window.__fpLog = [];
   let last = null, armed = false;
   window.__fpEvent = null;
+  window.__fpStarted = -Infinity;
   window.__fpArm = () => { armed = true; window.__fpEvent = null; return log.length; };
   const onInput = (e) => { if (armed && e.isTrusted) { armed = false; window.__fpEvent = e.timeStamp; } };
   window.addEventListener('pointerdown', onInput, true);
@@ -238,7 +245,7 @@ INIT_SCRIPT = r"""
       const now = performance.now();
       const note = (buffer) => {  // new_session (4) starts every run; script_finished (6) gives its status
         const found = fields(buffer);
-        if (4 in found) log.push(['started', null, now]);
+        if (4 in found) { log.push(['started', null, now]); window.__fpStarted = now; }
         if (6 in found) log.push(['finished', found[6] === true ? 0 : found[6], now]);
       };
       if (event.data instanceof ArrayBuffer) note(event.data);
@@ -253,9 +260,10 @@ INIT_SCRIPT = r"""
 """
 
 #: When the rerun the input started has finished: the painted frame after the app's state went back to
-#: ``notRunning`` following the script-finished message of the first whole-page run that started (its new-session
-#: message) after the input event. Fragment runs (status 3: the progress line of a background plan redraws itself
-#: every 0.3 s) and runs cut short by a newer rerun (status 2) do not count. If the state never showed ``running``
+#: ``notRunning`` following the script-finished message of the first run that started (its new-session message)
+#: after the input event, of the whole page (status 0, or 1: a compile error) or of a fragment (status 3: the
+#: widget's own fragment; the input is made on a quiet page, :func:`wait_quiet`, so no progress line's fragment run
+#: is going). A run cut short by a newer rerun (status 2) does not count. If the state never showed ``running``
 #: (a short run), the finished message once the state has been ``notRunning`` for 150 ms. Returns the painted time
 #: with the times the state went to ``running`` (after the input) and back, or null while the run is going.
 DONE_SCRIPT = r"""
@@ -267,7 +275,7 @@ DONE_SCRIPT = r"""
   for (const [kind, value, time] of entries) {
     if (kind === 'started' && time >= event) started = true;
     if (kind === 'state' && value !== 'notRunning' && running === null && time >= event) running = time;
-    if (kind === 'finished' && started && (value === 0 || value === 1) && finished === null) finished = time;
+    if (kind === 'finished' && started && value !== 2 && finished === null) finished = time;
     if (kind === 'state' && value === 'notRunning' && finished !== null && stopped === null) stopped = time;
     if (kind === 'painted' && stopped !== null) return {painted: time, running, stopped};
   }
@@ -346,6 +354,16 @@ def act(page, step, found, wait_ms: float) -> int:
     return mark
 
 
+def wait_quiet(page, timeout_s: float) -> bool:
+    """Wait until no script run is going and none has started for :data:`QUIET_MS`; False after ``timeout_s``."""
+    try:
+        page.wait_for_function(f"() => window.__fpState() === 'notRunning' && "
+                               f"performance.now() - window.__fpStarted > {QUIET_MS}", timeout=timeout_s * 1000)
+    except Exception:  # noqa: BLE001 - Playwright's TimeoutError: a progress line that never ends
+        return False
+    return True
+
+
 def wait_done(page, mark: int, timeout_s: float) -> dict | None:
     """Browser times of the rerun after ``mark``: ``running`` (the state left notRunning), ``stopped`` (back to
     notRunning) and ``painted`` (the frame after); None after ``timeout_s``."""
@@ -369,6 +387,8 @@ def interaction(page, step, timeout_s: float) -> dict:
         found.click()
         page.wait_for_timeout(200)
         return {**row, "status": "shown"}
+    if not wait_quiet(page, timeout_s):
+        return {**row, "status": "timeout", "why": "the page was never quiet before the input"}
     try:
         mark = act(page, step, found, 5000)
     except Exception as error:  # noqa: BLE001 - an option not found, a widget that went away

@@ -165,10 +165,11 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
     assert "load average" in out
 
 
-def test_app_benchmark_times_the_whole_page_run_the_input_started_not_a_fragments():
-    """The rule that ends an interaction (DONE_SCRIPT), on logs written by hand, in Chromium: the progress line of a
-    background plan reruns as a fragment every 0.3 s (status 3) and must not end the timing, nor a run that started
-    before the input event, nor one cut short by a newer rerun (status 2)."""
+def test_app_benchmark_times_the_run_the_input_started_whole_page_or_fragment():
+    """The rule that ends an interaction (DONE_SCRIPT), on logs written by hand, in Chromium: the first run that
+    started after the input event ends it, whether the whole page's (status 0) or the widget's fragment's (status 3),
+    but not a run that started before the input, nor one cut short by a newer rerun (status 2); and an input is only
+    made on a quiet page (wait_quiet), where no progress line's fragment run could be taken for the input's."""
     benchmark = load_benchmark("app")
     if not benchmark.browser.have_chromium():
         if os.environ.get("FEDPLAN_REQUIRE_BROWSER") == "1":
@@ -193,9 +194,21 @@ def test_app_benchmark_times_the_whole_page_run_the_input_started_not_a_fragment
                           "window.__fpState = () => state; }", [log, event, state])
             return page.evaluate(f"({benchmark.DONE_SCRIPT})({mark})")
 
-        assert done(fragment_then_whole) == {"painted": 270, "running": 171, "stopped": 252}
-        assert done(fragment_then_whole[:13]) is None  # the fragment's end alone does not end it
+        # the fragment run after the cut-short one; the state showed "running" only before the input
+        assert done(fragment_then_whole) == {"painted": 160, "running": None, "stopped": 151}
+        assert done(fragment_then_whole[:5]) is None  # only the cut-short run has ended
+        # its finished message while the page still runs; once the page has been quiet 150 ms, that message
+        assert done(fragment_then_whole[:7], state="running") is None
+        assert done(fragment_then_whole[:7]) == {"painted": 150, "running": None, "stopped": None}
         assert done(fragment_then_whole, event=None) is None  # no input event yet
+        # an input at 160: the whole-page run that started at 170, not the fragment run before it
+        assert done(fragment_then_whole, event=160.0) == {"painted": 270, "running": 171, "stopped": 252}
+        # quiet: not running, and no run started in the last QUIET_MS
+        for since, state, quiet in ((benchmark.QUIET_MS + 300, "notRunning", True), (100, "notRunning", False),
+                                    (benchmark.QUIET_MS + 300, "running", False)):
+            page.evaluate("([since, state]) => { window.__fpStarted = performance.now() - since; "
+                          "window.__fpState = () => state; }", [since, state])
+            assert benchmark.wait_quiet(page, 0.2) is quiet, (since, state)
         # a short run that never showed "running": its finished message, once the page has been quiet 150 ms
         quiet = [["painted", None, 50], ["started", None, 110], ["finished", 0, 130]]
         assert done(quiet) == {"painted": 130, "running": None, "stopped": None}
@@ -208,8 +221,9 @@ def test_app_benchmark_times_the_whole_page_run_the_input_started_not_a_fragment
                       "  for (const bytes of messages) socket.dispatchEvent("
                       "    new MessageEvent('message', {data: new Uint8Array(bytes).buffer})); }",
                       [list(message) for message in _streamlit_messages()])
-        assert [entry[:2] for entry in page.evaluate("window.__fpLog") if entry[0] != "state"] == [
-            ["started", None], ["finished", 3], ["started", None], ["finished", 0]]
+        log = [entry for entry in page.evaluate("window.__fpLog") if entry[0] != "state"]
+        assert [entry[:2] for entry in log] == [["started", None], ["finished", 3], ["started", None], ["finished", 0]]
+        assert page.evaluate("window.__fpStarted") == log[2][2]  # the last run's start: what wait_quiet reads
         chromium.close()
 
 
