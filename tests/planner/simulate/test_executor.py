@@ -191,3 +191,22 @@ def test_a_child_forked_while_another_thread_imports_lazily_can_import_too():
     worker.join(timeout=20)
     holder.join()
     assert answers == ["[1]"] and time.monotonic() - started >= 0.4
+
+
+def _import_in_a_second_thread() -> bool:
+    """In this (forked) process: whether a thread other than this one imports lazily within 10 s."""
+    from fedplan.bounds import imports
+
+    done = threading.Event()
+    second = threading.Thread(target=lambda: (imports.import_lazily("json"), done.set()), daemon=True)
+    second.start()
+    return done.wait(timeout=10)
+
+
+def test_a_thread_the_forked_child_starts_can_import_lazily():
+    """The child is forked while its parent thread holds import_lazily's lock (ForkedChild._start_child), and runs its
+    work inside that hold: a second thread of the child (a large PLD's add side, bounds/pld.py both_sides) waited for
+    the lock for ever before the child's copy was made afresh at the fork."""
+    from fedplan.planner.simulate.executor import ForkedChild
+
+    assert ForkedChild().run(_import_in_a_second_thread) is True
