@@ -300,14 +300,14 @@ def main() -> None:
     if computed.error is not None:
         with right:
             refusal(form, request, computed.error)
-            transitions_section(request, None)
+            st.fragment(transitions_section)(request, None)
         return
     answer, request = kept_answer(LAST_PLANNED, computed.report, request, pending=computed.pending, where=right)
     if answer is None:
         return
     with right:
         results(request, answer)
-        transitions_section(request, answer)
+        st.fragment(transitions_section)(request, answer)  # its own K box reruns the curve alone
 
 
 main()

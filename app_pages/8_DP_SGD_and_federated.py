@@ -4,7 +4,7 @@ DP-SGD from (examples, batch size, epochs), as TF-Privacy's statement and Opacus
 per-example guarantee (and a per-user one by group privacy); client-level federated learning from (clients, clients
 per round, rounds), as Flower's DP strategy takes them, with a per-client guarantee. Thin over
 :mod:`fedplan.planner.tasks.practice` (``fedplan dp-sgd`` and ``fedplan federated``); the downloads are the
-libraries' own configurations.
+libraries' own configurations. Each tab is a fragment: a box changed in one tab reruns that tab alone.
 """
 
 from __future__ import annotations
@@ -101,21 +101,22 @@ def show(report, library: str) -> None:
     downloads(report.result.schedule, f"fedplan_{values['kind']}")
 
 
+def tab_content(inputs, library: str) -> None:
+    """One tab: the inputs (``dp_sgd_inputs`` or ``federated_inputs``) and the numbers ``library`` takes."""
+    report, right, _ = form_page(inputs, spinner="Calibrating…")
+    if report is not None:
+        with right:
+            show(report, library)
+
+
 def main() -> None:
     st.title("DP-SGD and federated learning: what to run")
     st.caption("The numbers Opacus, TF-Privacy and Flower take, for a privacy budget: σ calibrated so that the tight "
                "ε of the sampling that runs is within 1 % below the budget, or the ε of a σ you have.")
-    dp_sgd, federated = st.tabs(["DP-SGD (Opacus, TF-Privacy)", "Federated (Flower)"])
-    with dp_sgd:
-        report, right, _ = form_page(dp_sgd_inputs, spinner="Calibrating…")
-        if report is not None:
-            with right:
-                show(report, "opacus")
-    with federated:
-        report, right, _ = form_page(federated_inputs, spinner="Calibrating…")
-        if report is not None:
-            with right:
-                show(report, "flower")
+    tabs = st.tabs(["DP-SGD (Opacus, TF-Privacy)", "Federated (Flower)"])
+    for tab, inputs, library in zip(tabs, (dp_sgd_inputs, federated_inputs), ("opacus", "flower"), strict=True):
+        with tab:  # a fragment: a box changed in one tab reruns that tab only
+            st.fragment(tab_content)(inputs, library)
 
 
 main()
