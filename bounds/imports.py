@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import threading
 from collections.abc import Iterator
 from types import ModuleType
@@ -20,16 +19,14 @@ from types import ModuleType
 _LOCK = threading.RLock()  # re-entrant: importing one module may import another through here
 
 
-def _fresh_lock_in_child() -> None:
-    """A forked child gets a lock of its own, held by no thread. The server forks its page work under :func:`held`
-    (planner/simulate/executor.py), and the child runs its work inside that block and never leaves it: its copy of
-    the lock stayed held by its first thread, and a second thread it started waited for it for ever (the add side of
-    a large PLD, bounds/pld.py both_sides: the DP-SGD page at ε = 8 showed "Calibrating…" with no end)."""
+def fresh_lock_in_child() -> None:
+    """Give a forked child a lock of its own, held by no thread (call it first in the child). The server forks its
+    page work under :func:`held` (planner/simulate/executor.py), and the child runs its work inside that block and
+    never leaves it: its copy of the lock stayed held by its first thread, and a second thread it started waited
+    for it for ever (the add side of a large PLD, bounds/pld.py both_sides: the DP-SGD page at ε = 8 showed
+    "Calibrating…" with no end)."""
     global _LOCK
     _LOCK = threading.RLock()
-
-
-os.register_at_fork(after_in_child=_fresh_lock_in_child)
 
 
 def import_lazily(name: str) -> ModuleType:

@@ -176,6 +176,7 @@ def _compute_in_child(function: Callable[[], Any], sender) -> None:
     running the parent's exit handlers (they belong to the server: its Dask client, Streamlit's)."""
     code = 0
     try:
+        imports.fresh_lock_in_child()  # forked under imports.held(), a block this child never leaves
         os.nice(CHILD_NICENESS)
         # a server thread writing to stdout or stderr at the fork left that stream's buffer lock held in this copy
         # (Python does not reset it): the child writes through streams of its own and does not log (the server's
