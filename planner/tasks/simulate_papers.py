@@ -477,7 +477,6 @@ class Attack:
                      because=f"clients={self.clients} × batch_size={self.batch_size}")
 
 
-
 #: Client updates of time one Kardam push costs in the up-front estimate (planner/limits.py prices an update at
 #: 4e-5 + 2e-7·d s): a push is a Python step through both filters, measured at 0.27 ms (d = 20) and 0.35 ms (d = 300)
 #: against 0.044 and 0.1 ms an update, ratios 6.1 and 3.5. The estimate had taken a push as one update, so
