@@ -54,13 +54,14 @@ def advanced_composition(*, epsilon: float, delta: float, count: int, delta_slac
     """``(ε', kδ + δ')`` for ``count = k`` mechanisms each ``(ε, δ)``-DP (Dwork & Roth, Thm 3.20).
 
     ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)``. For small k this can exceed the basic ``kε``;
-    :func:`best_composition` returns the smaller of the two.
+    :func:`best_composition` returns the smaller of the two. ``ln(1/δ')`` is taken as ``-ln δ'``, which stays finite
+    for every positive δ' (``1/δ'`` overflows below about 5.6e-309).
     """
     epsilon = check_real("epsilon", epsilon, low=0.0, high=MAX_ADVANCED_EPSILON)
     delta = check_real("delta", delta, low=0.0, high=1.0)
     count = check_int("count", count, low=1)
     delta_slack = check_real("delta_slack", delta_slack, low=0.0, high=1.0, low_open=True, high_open=True)
-    total = math.sqrt(2 * count * math.log(1 / delta_slack)) * epsilon + count * epsilon * math.expm1(epsilon)
+    total = math.sqrt(-2 * count * math.log(delta_slack)) * epsilon + count * epsilon * math.expm1(epsilon)
     return total, min(count * delta + delta_slack, 1.0)
 
 

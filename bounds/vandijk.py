@@ -163,7 +163,7 @@ def r_constant(*, r0: float, sigma: float, rigorous_footnote: bool = False) -> R
 def r_target(*, r0: float, sigma: float, p: float, gamma: float = 0.0) -> float:
     """r⋆ = (√3−1)/2 · (3p+1)/((p+1)(2p+1)) · (1−r0/σ)²/(1+γ)^{2p}: the r that makes (26) tight (L1305)."""
     return (SQRT3_MINUS_1_HALF * (3 * p + 1) / ((p + 1) * (2 * p + 1))
-            * (1.0 - r0 / sigma) ** 2 / (1.0 + gamma) ** (2 * p))
+            * (1.0 - r0 / sigma) ** 2 * math.exp(-2 * p * math.log1p(gamma)))
 
 
 def _sigma_condition_margins(sigma: float) -> tuple[float, float]:
@@ -184,8 +184,6 @@ def sigma_threshold() -> float:
 
 #: σ ≥ this is required by Theorem 4 (the paper writes 1.137); :func:`r0_of_sigma` states σ ≥ 1.137 as a hypothesis.
 SIGMA_MIN = sigma_threshold()
-
-
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,13 @@ def test_optimal_composition_rejects_bad_input():
 def test_advanced_composition_refuses_an_epsilon_whose_exponential_overflows(epsilon):
     with pytest.raises(ValueError, match="epsilon must be a real number in"):
         advanced_composition(epsilon=epsilon, delta=0.0, count=3, delta_slack=1e-5)
+
+
+@pytest.mark.parametrize("delta_slack", [5e-324, 1e-310])
+def test_advanced_composition_stays_finite_for_a_subnormal_delta_slack(delta_slack):
+    """1/δ' overflows to inf below about 5.6e-309; ln(1/δ') = -ln δ' stays finite (fuzz seed 26643737)."""
+    log_inverse = float(-mpmath.log(mpmath.mpf(delta_slack)))  # 744.44 at 5e-324
+    expected = math.sqrt(2 * 243 * log_inverse) * 0.01 + 243 * 0.01 * math.expm1(0.01)
+    total, delta = advanced_composition(epsilon=0.01, delta=0.0, count=243, delta_slack=delta_slack)
+    assert total == pytest.approx(expected, rel=1e-12) and math.isfinite(total)
+    assert delta == delta_slack

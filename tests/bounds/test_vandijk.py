@@ -260,3 +260,17 @@ def test_small_growth_exponent_gives_a_positive_rate_and_a_named_refusal():
     with pytest.raises(ValueError, match="no increasing schedule"):
         v.select_parameters(initial_size=16, client_size=10_000, grad_computations=25_000, p=0.0117,
                                   epsilon=1.0, sigma=8, r0=0.001)
+
+
+@pytest.mark.parametrize("gamma", [1e200, 4.3861405490648127e307])
+def test_r0_refuses_a_gamma_whose_power_underflows_by_name(gamma):
+    """(1+γ)^{2p} overflowed to an OverflowError at γ = 4.4e307 (fuzz seed 26643737); it is now taken as
+    e^{-2p ln(1+γ)}, which underflows to 0 and is refused by name."""
+    with pytest.raises(ValueError, match=r"gamma must be small enough .* got gamma=4.38614e\+307|gamma=1e\+200"):
+        v.r0_of_sigma(sigma=1.66764, p=1, gamma=gamma)
+
+
+def test_r_target_keeps_the_gamma_power_of_l1305():
+    """r⋆ at γ = 0.3, p = 1.5 against the printed form (√3−1)/2 (3p+1)/((p+1)(2p+1)) (1−r0/σ)²/(1+γ)^{2p}."""
+    expected = (math.sqrt(3) - 1) / 2 * 5.5 / (2.5 * 4) * (1 - 0.01 / 3) ** 2 / 1.3 ** 3
+    assert v.r_target(r0=0.01, sigma=3, p=1.5, gamma=0.3) == pytest.approx(expected, rel=1e-14)
