@@ -59,6 +59,9 @@ SEARCH_SECONDS = 4.0
 #: The last request that gave a plan: of the remedy controls, those changed since are searched (all if none); its
 #: plan stays in view while a new one is computed.
 LAST_PLANNED = "vandijk_last_planned"
+#: The request of the session's first run: what a refusal compares with while no plan has come back yet (a box
+#: changed before the first plan arrives is still the box just changed).
+OPENED_WITH = "vandijk_opened_with"
 NO_SCHEDULE = ("The paper's parameter selection (L211-219) finds no increasing schedule for these inputs: its limits "
                "on the sample rate keep the sizes from growing.")
 
@@ -109,10 +112,15 @@ def nearest_offers(fields: tuple, groups: tuple[tuple[str, ...], ...], _request:
     return offers, names
 
 
+def last_answered() -> VandijkSelect | None:
+    """The request of the last plan, or before the first plan has come back the one the page opened with."""
+    return st.session_state.get(LAST_PLANNED, st.session_state.get(OPENED_WITH))
+
+
 def searched_controls(request: VandijkSelect) -> tuple[list[str], list[str]]:
     """The remedy controls changed since the last plan (the likely cause, searched first), and the others (searched
     only if the first find nothing)."""
-    last = st.session_state.get(LAST_PLANNED)
+    last = last_answered()
     changed = [name for name in REMEDIES if last is not None and getattr(last, name) != getattr(request, name)]
     return changed, [name for name in REMEDIES if name not in changed]
 
@@ -143,7 +151,7 @@ def refusal(form: Form, request: VandijkSelect, error: ValueError) -> None:
     # in the script run, so that the refusal under the box names the nearest value at once (each search is cached)
     with st.spinner("Looking for the nearest inputs with a plan…"):
         offers, names = nearest_offers(fields, groups, request)
-    last = st.session_state.get(LAST_PLANNED)
+    last = last_answered()
     changed = changed_field(request.inputs(), None if last is None else last.inputs())
     if plain is not None and changed in form.slots:  # the box just changed, its value, and what to do
         value = getattr(request, changed)
@@ -294,6 +302,7 @@ def main() -> None:
         form, request = inputs_form()
     if request is None:
         return
+    st.session_state.setdefault(OPENED_WITH, request)
     with right:
         computed = answer_in_background(form, request, "Selecting parameters and accounting the realised schedule",
                                         show_error=False)

@@ -198,3 +198,14 @@ def test_the_schedule_downloads_as_csv_and_json(page, monkeypatch):
     epsilons = [float(row["cumulative_epsilon"]) for row in rows]
     assert epsilons == sorted(epsilons) and epsilons[-1] == pytest.approx(data["privacy"]["epsilon"], rel=1e-9)
 
+
+
+def test_a_box_changed_before_the_first_plan_arrives_is_still_the_box_just_changed(page):
+    """CI under load (seed 26643737): p 1 → 2 typed while the default plan was still computing showed the reason at
+    the top of the form, naming neither the box nor its value. Before the first plan the page compares with the
+    inputs it opened with."""
+    del page.session_state["vandijk_last_planned"]  # as if the default plan had not come back yet
+    box(page, "Growth exponent p").set_value("2").run()
+    assert not page.exception and errors(page) == [under_changed_box("Growth exponent p = 2", "p = 1.21")]
+    assert error_under(page, "Growth exponent p") == errors(page)[0]
+    assert [button.label for button in page.button] == ["p = 1.21"]  # only p changed: only p is searched
