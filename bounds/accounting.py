@@ -1002,7 +1002,7 @@ def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float, sa
     total = sum(t for _, t in shape)
     # Start from the Gaussian-approximation σ ≈ √(2 Σ q_i² T_i ln(1/δ)) / ε (moments-accountant scaling).
     spread = math.sqrt(sum(q * q * t for q, t in shape))
-    start = max(0.3, spread * math.sqrt(2 * math.log(1 / target_delta)) / target_epsilon)
+    start = max(0.3, spread * math.sqrt(-2 * math.log(target_delta)) / target_epsilon)
     if len(shape) == 1:
         fixed = {"sample_rate": shape[0][0], "steps": total}
     else:
@@ -1069,7 +1069,7 @@ def calibrate_sample_rate(*, target_epsilon: float, target_delta: float, noise_m
     target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
     sigma, t = check_noise_multiplier(noise_multiplier), check_steps(steps)
     model = _check_common(accountant, neighboring_relation, time_budget, sampling, dataset_size, client_sample_rate)
-    start = min(1.0, target_epsilon * sigma / math.sqrt(2 * t * math.log(1 / target_delta)))
+    start = min(1.0, target_epsilon * sigma / math.sqrt(-2 * t * math.log(target_delta)))
     fixed = {"noise_multiplier": sigma, "steps": t}
     if model.dataset_size is None:
         problem = _Problem(parameter="sample_rate", schedule_at=lambda q: [(q, sigma, t)], increasing=True,
