@@ -415,8 +415,10 @@ def _deadline(time_budget: float | None) -> float | None:
 def _no_fallback_message(failure: pld.PLDUnavailableError, found: Mechanism) -> str:
     remedy = "raise time_budget or shorten the schedule" if isinstance(failure, pld.OutOfTimeError) else \
         "add noise or take fewer steps"
-    return (f"{failure}, and {found.sampling} sampling with {found.neighboring_relation} neighbours has no RDP "
-            f"bound to fall back to; {remedy}")
+    fallback = ("its RDP bound does not meet the target anywhere in the range either" if found.rdp_method else
+                f"{found.sampling} sampling with {found.neighboring_relation} neighbours has no RDP bound to fall "
+                "back to")
+    return f"{failure}, and {fallback}; {remedy}"
 
 
 def _fallback_reason(failure: pld.PLDUnavailableError, time_budget: float | None) -> str:

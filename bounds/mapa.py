@@ -99,6 +99,14 @@ def _positive(name: str, value) -> float:
     return check_real(name, value, low=0.0, low_open=True)
 
 
+#: The largest per-sample gradient std σ accepted: σ² (Δ_b = σ²/b + Δ₀, li L203) and its products stay finite.
+MAX_GRADIENT_STD = 1e100
+
+
+def _gradient_std(sigma) -> float:
+    return check_real("sigma", sigma, low=0.0, high=MAX_GRADIENT_STD)
+
+
 def _finite(name: str, compute, inputs: str) -> float:
     """``compute()`` when it is a finite float, else a ValueError naming the quantity and the inputs behind it."""
     try:
@@ -194,7 +202,7 @@ def laplace_noise(*, sensitivity: float, epsilon: float, noise_model: str = "cor
 def delta_b(*, sigma: float, batch_size: int, sensitivity: float, epsilon: float, noise_model: str = "corrected",
             model_dim: int | None = None) -> float:
     """Δ_b = σ²/b + Δ₀ with Δ₀ = E‖η‖² at the smallest ε_k (Table 1 L123-124, li L203)."""
-    sigma = check_real("sigma", sigma, low=0.0)
+    sigma = _gradient_std(sigma)
     batch_size = check_int("batch_size", batch_size, low=1)
     noise = laplace_noise(sensitivity=sensitivity, epsilon=epsilon, noise_model=noise_model, model_dim=model_dim)
     return sigma**2 / batch_size + noise.second_moment
@@ -311,7 +319,7 @@ def table2_inverse_learning_rates(*, t: float, smoothness: float, max_staleness:
     """
     smoothness = _positive("smoothness", smoothness)
     tau = _staleness(max_staleness)
-    sampling = (math.sqrt(check_real("t", t, low=1.0) + 1.0) * check_real("sigma", sigma, low=0.0)
+    sampling = (math.sqrt(check_real("t", t, low=1.0) + 1.0) * _gradient_std(sigma)
                 / (_positive("radius", radius) * math.sqrt(check_int("batch_size", batch_size, low=1))))
     common = {"t": t, "smoothness": smoothness, "max_staleness": tau, "delta_b": delta_b}
     return {"CSGD": smoothness + sampling, "ASGD": smoothness * (tau + 1) ** 2 + sampling,
@@ -624,7 +632,7 @@ def mapa_schedule(*, epsilon, delta: float, sigma: float, batch_size: int, smoot
     edges = check_int("num_edges", num_edges, low=1)
     eps0 = min(_edge_epsilons(epsilon, edges))
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    sigma = check_real("sigma", sigma, low=0.0)
+    sigma = _gradient_std(sigma)
     smoothness = _positive("smoothness", smoothness)
     tau = _staleness(max_staleness)
     theta = check_real("theta", theta, low=0.0, high=1.0, low_open=True, high_open=True)

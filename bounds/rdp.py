@@ -134,6 +134,12 @@ def _log_a_chord(q, sigma: float, alphas: np.ndarray) -> np.ndarray:
     return (below + 1 - alphas) * low + (alphas - below) * high
 
 
+def _plateau_center(q: np.ndarray, sigma: float) -> np.ndarray:
+    """z0 = σ² ln(1/q − 1) + ½, where the series' terms stop falling; ln(1/q − 1) is taken as ln(1 − q) − ln q, which
+    has no 1/q to overflow (at q = 5e-324)."""
+    return sigma**2 * (np.log1p(-q) - np.log(q)) + 0.5
+
+
 def _series_terms(q: np.ndarray, sigma: float, alphas: np.ndarray, i: np.ndarray):
     """Log-magnitudes of the two halves of the fractional-order series and the binomial sign (one row per order
     ``alphas[r]`` at rate ``q[r]``)."""
@@ -141,7 +147,7 @@ def _series_terms(q: np.ndarray, sigma: float, alphas: np.ndarray, i: np.ndarray
     ii = np.broadcast_to(i[None, :], j.shape)
     log_binom = special.gammaln(alphas[:, None] + 1) - special.gammaln(ii + 1) - special.gammaln(j + 1)
     sign = special.gammasgn(j + 1)
-    z0 = (sigma**2 * np.log(1 / q - 1) + 0.5)[:, None]
+    z0 = _plateau_center(q, sigma)[:, None]
     log_q, log_1mq = np.log(q)[:, None], np.log1p(-q)[:, None]
     # ½ erfc(y) = Φ(-√2 y): one log_ndtr call, so a factor ≈ 1 keeps its digits (log ½ + log 2 would not).
     s0 = log_binom + ii * log_q + j * log_1mq + (ii * ii - ii) / (2 * sigma**2) + special.log_ndtr((z0 - ii) / sigma)
@@ -225,7 +231,7 @@ def _log_a_fractional(q, sigma: float, alphas: np.ndarray) -> np.ndarray:
     last0 = np.full(n, -np.inf)
     last1 = np.full(n, -np.inf)
     tail = np.full(n, -np.inf)  # log of the bound on the terms left out after the stop
-    z0 = sigma**2 * np.log(1 / rates - 1) + 0.5
+    z0 = _plateau_center(rates, sigma)
     active = np.arange(n)
     start, chunk = 0, _SERIES_CHUNK
     while active.size and start < _MAX_SERIES_TERMS:

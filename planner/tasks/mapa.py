@@ -43,7 +43,8 @@ def batch_size_field():
 
 def gradient_std_field():
     return real(PAPER_DEFAULTS["gradient_std"], help="per-sample gradient std σ around the full gradient "
-                "(Assumption 1, li Eq. (3)); not DP noise", low=0.0, deprecated=("--sigma",))
+                "(Assumption 1, li Eq. (3)); not DP noise", low=0.0, high=mapa.MAX_GRADIENT_STD,
+                deprecated=("--sigma",))
 
 
 def smoothness_field():

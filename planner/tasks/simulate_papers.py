@@ -471,6 +471,10 @@ class Attack:
 
     def check(self) -> None:
         super().check()
+        if self.byzantine_workers is not None and self.byzantine_workers >= self.clients:  # (the engine's own
+            # check names its argument, byzantine)
+            raise ValueError(f"byzantine_workers must be an integer in [0, {self.clients - 1}] (fewer than clients = "
+                             f"{self.clients}); got {self.byzantine_workers}")
         # a round draws every worker's batch at once: its row indices and the gathered rows (with labels)
         check_memory("one round's honest mini-batches", self.clients * self.batch_size *
                      (self.features_for_time() + 2) * FLOAT_BYTES,

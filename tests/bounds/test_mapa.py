@@ -243,3 +243,15 @@ def test_per_record_upload_epsilon_is_group_privacy_over_the_batch():
 def test_overflowing_inputs_are_named_errors_not_crashes(call, message):
     with pytest.raises(ValueError, match=message.replace("|", r"\|").replace("(", r"\(").replace("^", r"\^")):
         call()
+
+
+def test_a_gradient_std_whose_square_overflows_is_refused_by_name():
+    """σ = 1.2e308 made σ² raise an OverflowError in Δ_b (fuzz seed 303); σ ≤ 1e100 keeps σ² = 1e200 finite."""
+    with pytest.raises(ValueError, match=r"sigma must be a real number in \[0, 1e\+100\]; got 1e\+101"):
+        mapa.delta_b(sigma=1e101, batch_size=3, sensitivity=1.0, epsilon=1.0)
+    assert mapa.delta_b(sigma=1e100, batch_size=4, sensitivity=1.0, epsilon=1.0, noise_model="paper") == (
+        pytest.approx(0.25e200, rel=1e-12))
+    import fedplan
+    with pytest.raises(ValueError, match=r"gradient_std must be a real number in \[0, 1e\+100\]; got 1\.19746e\+308"):
+        fedplan.run("mapa bound theorem2", gradient_bound=4.45938, iterations=224, radius=25.2727,
+                    gradient_std=1.19746e308)

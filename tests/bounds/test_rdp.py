@@ -267,3 +267,23 @@ def test_row_log_sum_exp_keeps_the_digits_of_a_sum_near_its_largest_term():
     np.testing.assert_array_equal(ours[[0, 2, 3, 4]], special.logsumexp(rows[[0, 2, 3, 4]], axis=1))
     # log(1 + e^-40) = 4.25e-18: a naive log of the sum rounds it to 0 (Newton on the mixtures' loss needs it)
     assert ours[0] == pytest.approx(math.exp(-40), rel=1e-12)
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_smallest_positive_sample_rate_has_fractional_orders_without_an_overflow():
+    """1/q - 1 overflowed (RuntimeWarning) at q = 5e-324 (fuzz seed 303, calibrate steps); ln(1/q - 1) is now
+    ln(1 - q) - ln q. RDP ≈ α(α-1)q²(e^{1/σ²}-1)/2 is 0 to double precision there (dp-accounting's series does not
+    converge at this q and drops every fractional order)."""
+    orders = np.array([1.5, 2.5, 7.25])
+    ours = rdp.rdp_poisson_gaussian(sample_rate=5e-324, noise_multiplier=1.0, orders=orders)
+    assert np.all(np.isfinite(ours)) and np.all(ours >= 0) and np.all(ours <= 1e-300)
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_calibration_whose_rdp_misses_says_so_rather_than_that_there_is_no_rdp():
+    from fedplan.bounds import accounting
+
+    with pytest.raises(ValueError, match=r"grid points .*, and its RDP bound does not meet the target anywhere in "
+                                         r"the range either; add noise or take fewer steps"):
+        accounting.calibrate("steps", target_epsilon=1e-9, target_delta=5e-324, sample_rate=5e-324,
+                             noise_multiplier=0.001)

@@ -222,6 +222,16 @@ def test_kardam_reports_filter_rates(capsys):
     assert api["final_loss"] == output["final_loss"] and api["filters"] == output["filters"]
 
 
+def test_more_byzantine_workers_than_clients_are_refused_by_their_own_name(capsys):
+    """The engine's check named its argument ("byzantine must be an integer in [0, 3]"; fuzz seed 303, sweep)."""
+    message = "byzantine_workers must be an integer in [0, 3] (fewer than clients = 4); got 230"
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        SimulateKardam(n_samples=200, n_features=5, clients=4, byzantine_workers=230, rounds=5)
+    code, _, err = run(capsys, "simulate", "byzantine", "--clients", "4", "--byzantine-workers", "4")
+    assert code == 2 and err == "fedplan: error: byzantine_workers must be an integer in [0, 3] (fewer than clients " \
+        "= 4); got 4\n"
+
+
 def test_kardam_validate_table(capsys):
     code, out, _ = run(capsys, "simulate", "kardam", "--n-samples", "1000", "--n-features", "5", "--faults", "3",
                        "--rounds", "60", "--arrivals", "iid", "--validate", "--seeds", "0")
