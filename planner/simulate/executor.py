@@ -45,7 +45,7 @@ from typing import Any
 
 from fedplan.bounds import imports
 from fedplan.bounds.imports import import_lazily
-from fedplan.planner.extras import optional_import
+from fedplan.planner.extras import optional_import, require_installed
 
 __all__ = ["Cancelled", "Executor", "ForkedChild", "Interruptible", "Job", "Outcome", "SCHEDULER_VARIABLE", "shared"]
 
@@ -473,8 +473,9 @@ class Executor:
         if scheduler == "process":
             self.fallback = f"{SCHEDULER_VARIABLE}=process"
         else:
-            try:
-                optional_import("distributed", purpose="running simulations outside the app's server process")
+            try:  # found, not imported: the import (0.4 s alone, 2 s beside a browser) is _connect's, in its
+                # thread; made here, it held up the script run that first drew a validation section
+                require_installed("distributed", purpose="running simulations outside the app's server process")
             except ModuleNotFoundError as error:
                 self.fallback = str(error)
         if self.fallback is not None:

@@ -220,12 +220,11 @@ def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
 
 
 def test_without_dask_the_page_says_its_runs_go_to_the_server_process(monkeypatch):
+    import sys
+
     from fedplan.planner.simulate import executor as module
 
-    def missing(name, *, purpose):
-        raise ModuleNotFoundError(f"{purpose} needs {name}, which is not installed: pip install 'fedplan[dask]'")
-
-    monkeypatch.setattr(module, "optional_import", missing)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed: not found, and not importable
     monkeypatch.setattr(module, "_SHARED", None)  # the page makes its executor anew, without Dask
     page = open_page("7_Validate.py", timeout=300)
     box(page, "Seeds").set_value("1").run()

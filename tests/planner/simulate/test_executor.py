@@ -4,6 +4,8 @@ on the Dask cluster (:func:`shared`) and in threads of this process (the fallbac
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -232,3 +234,14 @@ def test_a_thread_the_forked_child_starts_can_import_lazily():
     from fedplan.planner.simulate.executor import ForkedChild
 
     assert ForkedChild().run(_import_in_a_second_thread) is True
+
+
+def test_making_the_executor_leaves_the_import_of_dask_to_its_own_thread():
+    """The app's executor is made by the script run that first draws a validation section (the Planner's, after its
+    first plan). It imported distributed there (0.4 s alone, about 2 s beside a browser): that run, and the click that
+    had to interrupt it, waited (the benchmark's Planner: 5.2 s for its first change). The import is _connect's."""
+    code = ("import sys; from fedplan.planner.simulate import executor; "
+            "executor.Executor._connect = lambda self: None; executor.Executor(scheduler='local'); "
+            "print('distributed' in sys.modules)")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert found.stdout.strip() == "False"
