@@ -28,6 +28,7 @@ from __future__ import annotations
 import abc
 import argparse
 import ctypes
+import functools
 import logging
 import multiprocessing
 import os
@@ -506,7 +507,10 @@ class Executor:
         address."""
         log = tempfile.TemporaryFile(mode="w+")
         command = [sys.executable, "-m", __name__, "--processes", str(self.processes or os.cpu_count() or 1)]
-        self.helper = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        # niced from its first instruction, before its imports (2 s of a core, at the server's niceness when it
+        # reniced itself after them, beside the first page a user sees); its workers inherit it
+        self.helper = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                       preexec_fn=functools.partial(os.nice, WORKER_NICENESS))
         address = self.helper.stdout.readline().strip()
         if not address.startswith("tcp://"):
             log.seek(0)
@@ -593,7 +597,6 @@ def _serve(argv=None) -> None:
     parser = argparse.ArgumentParser(description="a local Dask cluster for fedplan's executor")
     parser.add_argument("--processes", type=int, default=None)
     args = parser.parse_args(argv)
-    os.nice(WORKER_NICENESS)  # the workers inherit it: the app's interactive script runs come first
     client, cluster = _dask_client("local", args.processes)
     try:
         print(cluster.scheduler_address, flush=True)
