@@ -165,6 +165,16 @@ def test_app_benchmark_measures_one_page_in_the_browser(tmp_path, capsys):
     assert "load average" in out
 
 
+def test_app_benchmark_says_when_it_runs_reniced():
+    """Under ``nice -n -20`` the server outranks Chromium's renderers (which set their own niceness): not a user's
+    machine, and the table says so."""
+    benchmark = load_benchmark("app")
+    assert benchmark.priority_warning(0) is None and benchmark.priority_warning(5) is None
+    assert benchmark.priority_warning(-20) == (
+        "warning: this benchmark runs at niceness -20; the app's server inherits it, Chromium's renderers do not: the "
+        "times are not a user's (run it at niceness 0)")
+
+
 def test_app_benchmark_times_the_run_the_input_started_whole_page_or_fragment():
     """The rule that ends an interaction (DONE_SCRIPT), on logs written by hand, in Chromium: the first run that
     started after the input event ends it, whether the whole page's (status 0) or the widget's fragment's (status 3),
