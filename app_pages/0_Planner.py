@@ -33,6 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.background import answer, known
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.plan_validation import validation_section
 from fedplan.app_pages.widgets import Form, changed_field, download_name, downloads
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
@@ -202,7 +203,7 @@ def schedule_section(result, *, current: bool) -> None:
     (a refused input keeps the last plan in view: exporting it would run other inputs than the boxes show)."""
     schedule = result.schedule
     if result.epsilon_curve is not None:
-        st.vega_lite_chart(curve_chart(result.epsilon_curve), width="stretch")
+        show_chart(curve_chart(result.epsilon_curve))
     phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
                            for start, length, values in schedule.phases()])
     st.dataframe(phases, hide_index=True, height=240 if len(phases) > 6 else "auto")  # no empty rows under a short one

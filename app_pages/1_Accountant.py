@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.accountant_curves import accountant_name, epsilon_curve
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.widgets import Form, answer_in_background, box_name, earlier_answer, kept_answer, literal
 from fedplan.bounds import sampling
 from fedplan.planner.display import epsilon_text
@@ -181,7 +182,7 @@ def epsilon_page() -> None:
     with right:
         answers = epsilon_answer(tight, rdp)
         curve, refused, spec = epsilon_curve(request, tight, with_points=show_curve)
-        st.vega_lite_chart(spec=spec, width="stretch")
+        show_chart(spec)
         if refused:
             st.caption("No tight ε at " + "; ".join(refused))
         downloads("epsilon", "epsilon", answers, curve,

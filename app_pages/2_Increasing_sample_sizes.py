@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages import background
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.widgets import (
     Form,
     answer_in_background,
@@ -226,7 +227,7 @@ def results(request: VandijkSelect, answer) -> None:
              f"noise √T·σ = {number_text(matched['constant_aggregated_noise'])} against "
              f"{number_text(matched['increasing_aggregated_noise'])} for the increasing schedule.")
     fields = tuple(request.inputs().items())
-    st.vega_lite_chart(spec=sizes_chart(plan.selection.sizes), width="stretch")
+    show_chart(sizes_chart(plan.selection.sizes))
     left, right = st.columns(2)
     left.download_button("Schedule CSV (a row per size, cumulative ε)", lambda: export_texts(fields, plan)[0],
                          file_name="vandijk_schedule.csv", mime="text/csv", on_click="ignore")
@@ -290,7 +291,7 @@ def transitions_section(request: VandijkSelect, answer) -> None:
     found = ", ".join(f"{TRANSITION_LABELS[name]} = {p:.4f}"
                       for name in TRANSITION_LABELS for p in transitions[name]) or "none in (0, 2]"
     st.write(f"Transitions: {found} (m = {sel.m:.4g}, γ = {sel.gamma:.4g}, σ = {sel.sigma:g}).")
-    st.vega_lite_chart(spec=spec, width="stretch")
+    show_chart(spec)
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.widgets import Form, form_page, literal, theorem_metric
 from fedplan.planner.display import number_text
 from fedplan.planner.export import render
@@ -186,7 +187,7 @@ def main() -> None:
                     f"**{LABELS['target_epsilon']}** gives more rounds.")
         st.markdown(regime_text(summary["regime"]))
         st.caption(literal(report.statement))
-        st.vega_lite_chart(spec=landscape(fields, rounds, clients_per_round, request), width="stretch")
+        show_chart(landscape(fields, rounds, clients_per_round, request))
         st.dataframe(pd.DataFrame(summary["hypotheses"]), hide_index=True)
         if rounds > 0:
             files = exports(fields, plan)

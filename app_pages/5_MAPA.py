@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.widgets import Form, form_page, literal, theorem_metric
 from fedplan.planner.display import number_text
 from fedplan.planner.export import render
@@ -127,7 +128,7 @@ def main() -> None:
                    "rounded up.")
         if not report["hypotheses_hold"]:
             st.warning("A hypothesis of the paper fails for this schedule (see the table).")
-        st.vega_lite_chart(spec=stage_chart(stages), width="stretch")
+        show_chart(stage_chart(stages))
         st.caption(step_size_words(report))
         if report["num_stages"] == 1:
             st.info(f"**One stage only.** The first stage would last {number_text(stages[0]['length'], 12)} "

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.charts import show_chart
 from fedplan.app_pages.widgets import Form, as_text, labelled, report
 from fedplan.bounds import byzantine, dpscd
 from fedplan.planner import damaskinos
@@ -167,7 +168,7 @@ def dpscd_tab() -> None:
                        "rounds down to T = 1, one noisy batch over the data.")
         fields = tuple(request.inputs().items())
         frame, empty = sigma_by_batch(fields, request)
-        st.vega_lite_chart(spec=sigma_chart(request.batch_size, frame), width="stretch")
+        show_chart(sigma_chart(request.batch_size, frame))
         if empty:
             st.caption(f"Not drawn: L = {', '.join(f'{batch:,}' for batch in empty)} give no iteration at "
                        f"E = {request.epochs:g} (T = ⌊E·N/L⌋ = 0).")
@@ -216,7 +217,7 @@ def dampening_tab() -> None:
                           "DynSGD 1/(1+τ)": list(answer["inverse_dampening"].values())})
     st.metric("β", f"{answer['beta']:.6f}",
               help=f"Λ(τ_thres/2) = {answer['dampening_at_crossing']:.4f} = 1/(1 + τ_thres/2)")
-    st.vega_lite_chart(spec=dampening_chart(frame), width="stretch")
+    show_chart(dampening_chart(frame))
     st.caption(answer.statement)
     left, right = st.columns(2)
     left.download_button("Dampening JSON", lambda: json.dumps(answer.to_dict(), indent=2), file_name="dampening.json",

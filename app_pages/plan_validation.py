@@ -23,6 +23,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.charts import show_chart
 from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.simulate.executor import Cancelled, Executor, shared
 from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
@@ -282,7 +283,7 @@ def curve_caption(report, quantity: str, points: int) -> str | None:
 def show_curves(report, specs) -> None:
     """Each chart with its caption."""
     for quantity, spec in specs:
-        st.vega_lite_chart(spec, width="stretch")
+        show_chart(spec)
         points = len([row for row in report.table if row["quantity"] == quantity])
         caption = curve_caption(report, quantity, points)
         if caption:

@@ -13,6 +13,8 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from fedplan.app_pages.charts import LAYER_FIELD
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 PAGES = ROOT / "app_pages"
 
@@ -76,12 +78,50 @@ def capture_downloads(monkeypatch) -> dict[str, Callable[[], str]]:
     return files
 
 
+def _layer_rows(main: pd.DataFrame | None, layer: dict, whole: bool) -> pd.DataFrame | None:
+    """The rows of the chart's main data a layer draws (app_pages/charts.py: its ``filter`` on the layer field, the
+    columns it has), or all of them for a chart without layers; None for a layer drawing none of them."""
+    if main is None:
+        return None
+    marks = [step["filter"] for step in layer.get("transform", [])
+             if isinstance(step.get("filter"), dict) and step["filter"].get("field") == LAYER_FIELD]
+    if not marks:
+        return main if whole else None
+    rows = main[main[LAYER_FIELD] == marks[0]["equal"]].drop(columns=LAYER_FIELD)
+    return rows.dropna(axis=1, how="all").reset_index(drop=True)
+
+
+#: What Vega reads in a field name as a path into the row (``a.b``, ``a[0]``, quotes): a field named so is not found
+#: and the chart stays empty in the browser (Xu's z, "Access path missing closing quote").
+VEGA_PATH_CHARACTERS = set(".[]'\"\\")
+
+
+def fields(spec) -> set[str]:
+    """Every field name a Vega-Lite spec reads (encodings, tooltips, filters)."""
+    if isinstance(spec, dict):
+        own = {spec["field"]} if isinstance(spec.get("field"), str) else set()
+        return own.union(*(fields(value) for value in spec.values()))
+    if isinstance(spec, list):
+        return set().union(*(fields(value) for value in spec))
+    return set()
+
+
 def charts(app: AppTest) -> list[tuple[dict, list[pd.DataFrame]]]:
-    """Each Altair/Vega-Lite chart of the page: its spec and the data frames of its layers, in the spec's order."""
+    """Each Altair/Vega-Lite chart of the page: its spec and the data frames of its layers, in the spec's order
+    (a layer's rows of the chart's main data, or its named data set). Asserts that Vega can read every field name
+    of the spec (:data:`VEGA_PATH_CHARACTERS`)."""
     found = []
     for chart in [*app.get("vega_lite_chart"), *app.get("arrow_vega_lite_chart")]:
         spec = json.loads(chart.proto.spec)
+        unreadable = [name for name in fields(spec) if VEGA_PATH_CHARACTERS & set(name)]
+        assert not unreadable, f"Vega reads these field names as paths into the row: {unreadable}"
         frames = {item.name: pa.ipc.open_stream(item.data.data).read_pandas() for item in chart.proto.datasets}
-        found.append((spec, [frames[layer["data"]["name"]] for layer in spec.get("layer", [spec])
-                             if "data" in layer and layer["data"].get("name") in frames]))
+        main = pa.ipc.open_stream(chart.proto.data.data).read_pandas() if chart.proto.data.data else None
+        layers = []
+        for layer in spec.get("layer", [spec]):
+            named = layer.get("data", {}).get("name") if isinstance(layer.get("data"), dict) else None
+            rows = frames[named] if named in frames else _layer_rows(main, layer, whole="layer" not in spec)
+            if rows is not None:
+                layers.append(rows)
+        found.append((spec, layers))
     return found
