@@ -42,24 +42,19 @@ def main_data(spec: dict) -> tuple[pd.DataFrame | None, dict]:
     del moved["datasets"]
     whole = _named(moved)
     layers = moved.get("layer") if isinstance(moved.get("layer"), list) else []
-    named_layers = [(index, _named(layer)) for index, layer in enumerate(layers) if _named(layer) is not None]
-    used = ([whole] if whole else []) + [name for _, name in named_layers]
-    if set(used) != set(datasets) or '"name"' in _unnamed(moved):
+    names = [whole] if whole and not layers else [_named(layer) for layer in layers]
+    # each data set is the whole chart's data or a layer's, every layer has its own, and nothing else names one
+    if (whole and layers) or not names or None in names or set(names) != set(datasets) \
+            or "'name'" in _unnamed(moved):
         return None, spec
-    if whole and not named_layers:
+    if whole:
         del moved["data"]
         return pd.DataFrame(datasets[whole]), moved
-    if whole:  # a whole chart's data beside layers' own: not a shape Altair gives here
-        return None, spec
     frames = []
-    for index, name in named_layers:
-        layer = moved["layer"][index]
+    for index, (layer, name) in enumerate(zip(layers, names, strict=True)):
         del layer["data"]
         layer["transform"] = [{"filter": {"field": LAYER_FIELD, "equal": index}}, *layer.get("transform", [])]
         frames.append(pd.DataFrame(datasets[name]).assign(**{LAYER_FIELD: index}))
-    for layer in moved["layer"]:  # a layer without data of its own would see every layer's rows
-        if "transform" not in layer or layer["transform"][0].get("filter", {}).get("field") != LAYER_FIELD:
-            return None, spec
     if not _same_kinds(frames):
         return None, spec
     return pd.concat(frames, ignore_index=True), moved
@@ -70,7 +65,7 @@ def _unnamed(spec: dict) -> str:
     a lookup's for instance, keeps the spec as it is)."""
     rest = {key: value for key, value in spec.items() if key not in ("data", "layer")}
     layers = [{key: value for key, value in layer.items() if key != "data"} for layer in spec.get("layer", [])]
-    return repr({**rest, "layer": layers}).replace("'", '"')
+    return repr({**rest, "layer": layers})
 
 
 def _same_kinds(frames: list[pd.DataFrame]) -> bool:

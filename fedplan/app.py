@@ -41,7 +41,7 @@ def freeze_imported() -> None:
     """Move the objects the server holds to the garbage collector's permanent generation (``gc.freeze``) when a
     module was imported since the last time: the modules' objects live as long as the server, and each full
     collection would scan them again. With Streamlit, pandas, SciPy, dp-accounting and fedplan imported (167 000
-    objects) a full collection took 150 ms on an idle core and 60-270 ms beside a browser, on the script thread of
+    objects) a full collection took 150 ms on an idle core and 60-350 ms beside a browser, on the script thread of
     whichever click triggered it or on the server's event loop; after the freeze it takes 2.5 ms. A forked page
     computation inherits the frozen objects, so its collections neither scan nor copy the server's heap. Freezing
     is O(1); it keeps for good the few cycles of garbage the young generations hold at that moment (no
