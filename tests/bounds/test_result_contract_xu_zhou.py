@@ -300,6 +300,14 @@ def test_zhou_gaussian_constants(problem, epsilon, delta, xi, q, c2):
                               smoothness=1.0, gradient_bound=23.0, heterogeneity=0.03125, initial_distance=0.0,
                               local_gradient_std=(0.0, 0.0)),
          epsilon=1.0, xi=1.0, share=1.0, cap=2, variant="corrected")  # C₁/b + C₃ = 0.25 of 4232 (CI, 4bad513)
+@example(problem=zhou.Problem(num_clients=2, model_dim=1, client_sizes=(6000.0, 6000.0), strong_convexity=0.109375,
+                              smoothness=0.109375, gradient_bound=3.0, heterogeneity=0.0, initial_distance=0.0,
+                              local_gradient_std=(0.0, 0.0)),
+         epsilon=1.0, xi=1.0, share=1.0, cap=math.inf, variant="paper")  # C₁/b + C₃ = 0 of 6018: T* 6e-9, not 0
+@example(problem=zhou.Problem(num_clients=2, model_dim=1, client_sizes=(6000.0, 6000.0), strong_convexity=0.109375,
+                              smoothness=0.109375, gradient_bound=6.0, heterogeneity=0.0, initial_distance=0.0,
+                              local_gradient_std=(0.0, 0.0)),
+         epsilon=1.0, xi=1.0, share=1.0, cap=0, variant="paper")  # U(0, b) = (C₁/b + C₃)/γ: 1.8e-12, not 0
 @FAST
 def test_zhou_optimal_rounds(problem, epsilon, xi, share, cap, variant):
     c1, c2, c3, gamma = laplace_c(problem, epsilon, xi)
@@ -307,11 +315,15 @@ def test_zhou_optimal_rounds(problem, epsilon, xi, share, cap, variant):
     constants = zhou.laplace_constants(problem=problem, epsilon=epsilon, clipping_norm=xi)
     result = zhou.optimal_rounds(constants=constants, clients_per_round=b, max_rounds=cap, variant=variant)
     assert_contract(result, float(result.best), expect_valid=equal_sizes(problem))
+    # C₁/b + C₃ can cancel (C₃ >= -C₁/N, so exactly when b = N): its rounding, a few ulps of the terms, is then all
+    # that is left of it; 1e-14 of the terms is 45 ulps
+    rounding = 1e-14 * (c1 / b + abs(c3))
     continuous = min(math.sqrt(gamma**2 + max(c1 / b + c3, 0) / (c2 * b)) - gamma, cap)  # Eq. (6), L322
-    assert result.continuous == pytest.approx(continuous, rel=1e-9, abs=1e-9) and result.paper == math.floor(
-        result.continuous)
+    assert result.continuous == pytest.approx(continuous, rel=1e-9, abs=1e-9 + rounding / (c2 * b * gamma)) \
+        and result.paper == math.floor(result.continuous)
     if variant == "paper":
-        assert result.bound_paper == pytest.approx(u_printed(c1, c2, c3, gamma, result.paper, b), rel=1e-12)
+        assert result.bound_paper == pytest.approx(u_printed(c1, c2, c3, gamma, result.paper, b), rel=1e-12,
+                                                   abs=rounding / (result.paper + gamma))
     assert result.bound_best <= result.bound_paper * (1 + 1e-12) and result.notes[0].startswith("Z-9")
 
 
