@@ -220,10 +220,12 @@ class ProgressBar:
 #: (issue 20). Nor a full garbage collection after every script run (``runner.postScriptGC``): with torch, dask and
 #: opacus imported it took 0.28 s of each run, holding the interpreter lock that the event loop needs; Python's own
 #: generational collection still runs. Nor the log line of a keyed widget given a value its key also holds (every
-#: keyed widget is given its value, app_pages/widgets.py ``kept_value``). A user's option of the same name wins.
+#: keyed widget is given its value, app_pages/widgets.py ``kept_value``). Nor "magic" (no page draws a bare
+#: expression; rewriting each script's syntax tree took 6-14 ms of a page's first run after the last session closed,
+#: when Streamlit empties its script cache). A user's option of the same name wins.
 APP_SERVER_OPTIONS = {"global.disableWidgetStateDuplicationWarning": "true", "server.maxUploadSize": "64",
                       "server.fileWatcherType": "none", "browser.gatherUsageStats": "false",
-                      "runner.postScriptGC": "false"}
+                      "runner.postScriptGC": "false", "runner.magicEnabled": "false"}
 
 
 def start_app(arguments: Sequence[str]) -> int:

@@ -202,7 +202,8 @@ def test_fedplan_app_starts_streamlit_with_the_checkouts_server_options(monkeypa
     # upload size wins over fedplan's
     assert argv[5:] == ["--global.disableWidgetStateDuplicationWarning=true", "--server.fileWatcherType=none",
                         "--browser.gatherUsageStats=false",
-                        "--runner.postScriptGC=false", "--server.port", "8502", "--server.maxUploadSize=8"]
+                        "--runner.postScriptGC=false", "--runner.magicEnabled=false", "--server.port", "8502",
+                        "--server.maxUploadSize=8"]
     # ``streamlit run app.py`` in a checkout reads the same options from .streamlit/config.toml
     config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
     flat = {f"{section}.{name}": str(value).lower() for section, values in config.items()
