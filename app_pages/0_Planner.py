@@ -34,6 +34,7 @@ import streamlit as st
 
 from fedplan.app_pages.background import answer, known
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_table
 from fedplan.app_pages.plan_validation import validation_section
 from fedplan.app_pages.widgets import Form, changed_field, download_name, downloads
 from fedplan.bounds.sampling import SAMPLING_HELP, SAMPLINGS
@@ -176,7 +177,7 @@ def hypotheses_table(values) -> None:
                            "numbers": h["detail"], "paper line": h["source"]} for h in values["hypotheses"]])
     if not values["hypotheses_hold"]:
         st.warning("A hypothesis of the paper's theorem fails for this plan: its claimed ε is not a guarantee.")
-    st.dataframe(frame, hide_index=True)
+    show_table(frame)
 
 
 def notes(values) -> None:
@@ -206,7 +207,7 @@ def schedule_section(result, *, current: bool) -> None:
         show_chart(curve_chart(result.epsilon_curve))
     phases = pd.DataFrame([{"start round": start, "rounds": length, **values}
                            for start, length, values in schedule.phases()])
-    st.dataframe(phases, hide_index=True, height=240 if len(phases) > 6 else "auto")  # no empty rows under a short one
+    show_table(phases)
     if current:
         offered = downloads(schedule, f"fedplan_{result.recipe}")
         if "flower" not in offered:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from fedplan.app_pages import background
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_formula, show_table
 from fedplan.app_pages.widgets import (
     Form,
     answer_in_background,
@@ -220,7 +221,7 @@ def results(request: VandijkSelect, answer) -> None:
     st.caption(f"Assumes {SAMPLING_NOTE}; add/remove-one neighbours; noise once per round.")
     if not summary["hypotheses_hold"]:
         st.warning("A hypothesis of the theorem fails for this plan (see the table).")
-    st.dataframe(pd.DataFrame(summary["hypotheses"]), hide_index=True)
+    show_table(pd.DataFrame(summary["hypotheses"]))
     matched = summary["matched_constant"]
     st.write(f"Same ε ({accountant_label(tight.accountant, tight.bound)}) with a constant size "
              f"{plan.selection.initial_size}: σ = {number_text(matched['constant_noise_multiplier'])}, aggregated "
@@ -270,9 +271,8 @@ def transitions_section(request: VandijkSelect, answer) -> None:
         st.caption("The curve comes back when the inputs above give a plan.")
         return
     sel = answer.result.selection
-    st.latex(r"K^- = B\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c,\quad "
-             r"K^+ = A\,\varepsilon^{\frac{1+p}{1+2p}}\Big(\frac{N_c}{s}\Big)^{\frac{1}{1+2p}}N_c"
-             r"\quad\text{(Theorem 4, vandijk L193; (27)/(28) L1271-1287)}")
+    show_formula("K⁻ = B·ε^((1+p)/(1+2p))·(N_c/s)^(1/(1+2p))·N_c,  K⁺ = A·ε^((1+p)/(1+2p))·(N_c/s)^(1/(1+2p))·N_c",
+                 "Theorem 4, vandijk L193; (27)/(28) L1271-1287")
     form = Form(VandijkSelect, labels={name: box_name(label) for name, label, _ in FIELDS})  # the plan's, named
     form.field("grad_computations", "Gradient computations K for this curve", default="100000")
     curve = form.vary(request)  # the same request at the curve's K: K is checked as the plan's is
@@ -296,8 +296,7 @@ def transitions_section(request: VandijkSelect, answer) -> None:
 
 def main() -> None:
     st.title("Increasing sample sizes (van Dijk et al.)")
-    st.latex(r"s_{i,c} = \lceil N_c\, q\, (i+m)^p \rceil,\qquad q_i = s_{i,c}/N_c"
-             r"\quad\text{(Lemma 1, vandijk L177-201)}")
+    show_formula("s_i,c = ⌈N_c·q·(i+m)^p⌉,  q_i = s_i,c/N_c", "Lemma 1, vandijk L177-201")
     left, right = st.columns([1, 2])
     with left:
         form, request = inputs_form()

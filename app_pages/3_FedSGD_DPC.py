@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_formula, show_table
 from fedplan.app_pages.widgets import Form, form_page, literal, theorem_metric
 from fedplan.planner.display import number_text
 from fedplan.planner.export import render
@@ -156,9 +157,8 @@ def regime_text(regime: dict) -> str:
 
 def main() -> None:
     st.title("Optimal rounds and replies (Zhou et al., FedSGD-DPC)")
-    st.latex(r"U(T,b)=\frac{C_1/b + C_2\,bT^2 + C_3}{T+\gamma}\quad\text{(zhou L354)}")
-    st.latex(r"T^*(b)=\sqrt{\gamma^2+\frac{A_1+\gamma Y_0}{A_2}}-\gamma\ \text{(Eq. 6, L322)},\qquad "
-             r"b^*(T)=\frac{\sqrt{C_1/C_2}}{T}\ \text{(L336)}")
+    show_formula("U(T, b) = (C₁/b + C₂·b·T² + C₃) / (T + γ)", "zhou L354")
+    show_formula("T*(b) = √(γ² + (A₁ + γ·Y₀)/A₂) − γ,  b*(T) = √(C₁/C₂) / T", "Eq. 6, L322; L336")
     report, right, request = form_page(inputs, spinner="Searching the integer optimum…", keep="fedsgd_last_valid")
     if report is None:
         return
@@ -188,7 +188,7 @@ def main() -> None:
         st.markdown(regime_text(summary["regime"]))
         st.caption(literal(report.statement))
         show_chart(landscape(fields, rounds, clients_per_round, request))
-        st.dataframe(pd.DataFrame(summary["hypotheses"]), hide_index=True)
+        show_table(pd.DataFrame(summary["hypotheses"]))
         if rounds > 0:
             files = exports(fields, plan)
             json_column, csv_column = st.columns(2)

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_formula
 from fedplan.app_pages.widgets import Form, report, theorem_metric
 from fedplan.bounds import adp2sgd as xu
 from fedplan.planner.adp2sgd import epsilon_against_noise
@@ -239,8 +240,7 @@ def reachable_target(target: Sigma) -> None:
 
 def main() -> None:
     st.title("A(DP)²SGD (Xu et al.): closed-form privacy and its feasibility band")
-    st.latex(r"\sigma^2 = \frac{20\,G^2 T \alpha}{K^2 n_{(1)}^2 \mu\,\varepsilon},\quad "
-             r"\alpha = \frac{\log(1/\delta)}{(1-\mu)\varepsilon} + 1 \quad\text{(Theorem 2, xu L171-175)}")
+    show_formula("σ² = 20·G²·T·α / (K²·n₍₁₎²·μ·ε),  α = log(1/δ) / ((1−μ)·ε) + 1", "Theorem 2, xu L171-175")
     left, right = st.columns([1, 2])
     with left:
         form, request, target_form, target = setting_inputs()

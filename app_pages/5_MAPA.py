@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_formula, show_table
 from fedplan.app_pages.widgets import Form, form_page, literal, theorem_metric
 from fedplan.planner.display import number_text
 from fedplan.planner.export import render
@@ -30,6 +31,12 @@ FIELDS = (
 #: The stage table's columns as the page shows them.
 TABLE = {"index": "stage", "start": "from t", "end": "to t", "iterations": "iterations", "P": "P_s",
          "learning_rate": "step size γ_s", "sensitivity": "sensitivity ΔS_s", "noise_scale": "noise scale λ_s"}
+
+
+def rounded_up(value: float) -> str:
+    """A sensitivity or a noise scale for the stage table: 4 digits, rounded up (a value copied from the table never
+    gives less noise than the schedule's)."""
+    return number_text(value, up=True)
 
 
 def inputs() -> tuple[Form, Schedule | None]:
@@ -107,8 +114,8 @@ def barely_moves(report, smoothness: float) -> str | None:
 
 def main() -> None:
     st.title("MAPA (Li et al.): the multi-stage adaptive schedule")
-    st.latex(r"\gamma_s = \frac{1}{2 P_s L(\tau+1)},\quad \Delta S_{s+1} = \theta\,\Delta S_s,\quad "
-             r"\lambda_s = \Delta S_s/\varepsilon \quad\text{(Alg. 1 L345-383, Eq. (15)-(16) L318-326)}")
+    show_formula("γ_s = 1 / (2·P_s·L·(τ+1)),  ΔS_(s+1) = θ·ΔS_s,  λ_s = ΔS_s/ε",
+                 "Alg. 1 L345-383, Eq. (15)-(16) L318-326")
     report, right, request = form_page(inputs, keep="mapa_last_valid")
     if report is None:
         return
@@ -138,9 +145,9 @@ def main() -> None:
         if stuck is not None:
             st.warning(stuck)
         table = pd.DataFrame(stages)[list(TABLE)].rename(columns=TABLE)
-        st.dataframe(table, hide_index=True, column_config={
-            name: st.column_config.NumberColumn(format="%.4g") for name in list(TABLE.values())[4:]})
-        st.dataframe(pd.DataFrame(report["hypotheses"]), hide_index=True)
+        show_table(table, {TABLE["P"]: number_text, TABLE["learning_rate"]: number_text,  # noise: never shown low
+                           TABLE["sensitivity"]: rounded_up, TABLE["noise_scale"]: rounded_up})
+        show_table(pd.DataFrame(report["hypotheses"]))
         st.caption(literal(report.statement))
         files = exports(fields, report.result)
         json_column, csv_column = st.columns(2)

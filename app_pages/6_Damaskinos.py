@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_formula, show_table
 from fedplan.app_pages.widgets import Form, as_text, labelled, report
 from fedplan.bounds import byzantine, dpscd
 from fedplan.planner import damaskinos
@@ -135,8 +136,7 @@ def dpscd_fixes(form: Form) -> None:
 
 
 def dpscd_tab() -> None:
-    st.latex(r"\sigma = \min\{\sigma : \mathrm{MA}(\delta, \sigma, L/N, T) \le \varepsilon\},\quad "
-             r"T = \lfloor E\,N/L \rfloor \quad\text{(thesis Eq. 6.2, L1336-1340)}")
+    show_formula("σ = min{σ : MA(δ, σ, L/N, T) ≤ ε},  T = ⌊E·N/L⌋", "thesis Eq. 6.2, L1336-1340")
     left, right = st.columns([1, 2])
     with left:
         form = Form(DpscdCalibrate)
@@ -194,8 +194,7 @@ def dampening_chart(frame: pd.DataFrame) -> dict:
 
 
 def dampening_tab() -> None:
-    st.latex(r"\Lambda(\tau) = e^{-\beta\tau},\quad \beta = \frac{2\ln(1+\tau_{thres}/2)}{\tau_{thres}}"
-             r"\quad\text{(AdaSGD, L612)}")
+    show_formula("Λ(τ) = e^(−β·τ),  β = 2·ln(1 + τ_thres/2) / τ_thres", "AdaSGD, L612")
     form = Form(StalenessBeta)
     threshold = form.field("staleness_threshold", "τ_thres", default="12", key=THRESHOLD_KEY)
     if form.show_problems():
@@ -242,7 +241,7 @@ def byzantine_tab() -> None:
             rows.append({"rule": rule, "requirement": byzantine.requirement_text(rule=rule), "max f": None,
                          "source": labelled(str(error), form.labels)})
     table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True)
+    show_table(table)
     left, right = st.columns(2)
     left.download_button("Table JSON", lambda: json.dumps({"workers": request.workers, "rules": rows}, indent=2),
                          file_name="byzantine.json", on_click="ignore")

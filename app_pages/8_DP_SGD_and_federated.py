@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from fedplan.app_pages.markdown_elements import show_table
 from fedplan.app_pages.widgets import Form, downloads, form_page, kept_value
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.practice import DPSGD, Federated
@@ -96,8 +97,7 @@ def show(report, library: str) -> None:
         st.caption(f"ε = {epsilon_text(values['epsilon'])} at δ = {values['delta']:g}, {unit}: {accountant} "
                    f"accountant, {values['sampling']} sampling.")
     st.caption(report.statement)
-    st.dataframe(pd.DataFrame([{"argument": name, "value": str(value)} for name, value in values[library].items()]),
-                 hide_index=True)
+    show_table(pd.DataFrame([{"argument": name, "value": str(value)} for name, value in values[library].items()]))
     downloads(report.result.schedule, f"fedplan_{values['kind']}")
 
 

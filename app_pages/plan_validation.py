@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from fedplan.app_pages.charts import show_chart
+from fedplan.app_pages.markdown_elements import show_table
 from fedplan.planner.display import accountant_label, epsilon_text
 from fedplan.planner.simulate.executor import Cancelled, Executor, shared
 from fedplan.planner.tasks.simulate import estimated_seconds, simulated_updates
@@ -315,8 +316,8 @@ def show(report, current: bool, request, *, key: tuple, button: str, file_stem: 
     st.subheader(f"{report.algorithm}: {len(report.seeds)} seed(s), {verdicts}"
                  + ("" if current else " — out of date (inputs changed)"))
     (st.success if report.passed else st.error if "FAIL" in report.verdicts else st.info)(verdict_text(report))
-    st.table(pd.DataFrame([{"result": c.verdict, "claim": c.name, "numbers": c.detail, "source": c.source}
-                           for c in report.claims]))
+    show_table(pd.DataFrame([{"result": c.verdict, "claim": c.name, "numbers": c.detail, "source": c.source}
+                             for c in report.claims]))
     spent = [run.epsilon for run in report.runs]
     if all(value is not None for value in spent):
         worst = max(range(len(spent)), key=spent.__getitem__)

@@ -24,6 +24,8 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SERVER_FLAGS = ["--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
 
+#: The claims table of a finished validation (app_pages/plan_validation.py: a Markdown table with a "claim" column).
+CLAIMS_TABLE = '[data-testid="stMarkdown"] table:has(th:text-is("claim"))'
 
 def have_chromium() -> bool:
     return Path(CHROMIUM).exists()

@@ -91,6 +91,7 @@ def run_flow(url: str, page, folder: Path, *, started: float, screenshots: Path 
         page.screenshot(path=str(screenshots / SHOTS[2]), full_page=False)
     return {"seconds": times, "sigma_shown": sigma_text, "opacus_file": str(saved),
             "verdict": verdict.first.inner_text().strip(), "charts": charts.count(),
+            "claims": page.locator(browser.CLAIMS_TABLE).locator("tbody tr").count(),
             "exceptions": page.locator('[data-testid="stException"]').count()}
 
 

@@ -63,7 +63,9 @@ def test_planner_page_renders_the_schedule_and_a_chart(app_url, tmp_path):
         rounds = page.locator('[data-testid="stMetric"]').filter(has_text="Rounds")
         rounds.wait_for(timeout=60_000)
         assert "193" in rounds.inner_text()
-        page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=30_000)  # hypotheses, schedule
+        tables = page.locator('[data-testid="stMarkdown"] table')  # hypotheses, schedule (Markdown tables)
+        tables.nth(1).wait_for(timeout=30_000)
+        assert tables.nth(1).locator("tbody tr").count() == 193  # a row per round, in its scrolling box
         page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=30_000)
         csv = page.locator('[data-testid="stDownloadButton"] button', has_text="CSV")
         csv.first.wait_for(timeout=30_000)  # the buttons render after the chart

@@ -4,6 +4,7 @@ message a request gives for bad input (a page must show exactly that with ``st.e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,3 +126,33 @@ def charts(app: AppTest) -> list[tuple[dict, list[pd.DataFrame]]]:
                 layers.append(rows)
         found.append((spec, layers))
     return found
+
+
+def tables(app: AppTest) -> list[pd.DataFrame]:
+    """Each table of the page (app_pages/markdown_elements.py draws them as Markdown), its cells as the page shows
+    them (text, escapes undone), in page order. Asserts that the page draws no ``st.dataframe`` and no ``st.latex``
+    (a data grid or KaTeX, whose bundles the browser would load: the module's measurements)."""
+    assert not app.dataframe and not app.latex, "a table drawn as a data grid, or a formula with KaTeX"
+    found = []
+    for element in app.markdown:
+        lines = element.value.split("\n")
+        if len(lines) < 2 or not lines[0].startswith("| ") or not lines[1].startswith("| ---"):
+            continue
+        rows = [[unescape(cell) for cell in _cells(line)] for line in lines if not line.startswith("| ---")]
+        found.append(pd.DataFrame(rows[1:], columns=rows[0]))
+    return found
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table row (a pipe escaped as ``\\|`` stays in its cell)."""
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def claims_table(app: AppTest) -> pd.DataFrame | None:
+    """The table of a validation's claims (its ``claim`` column; a Markdown table, which wraps the numbers), or None
+    when the page shows none."""
+    return next((table for table in tables(app) if "claim" in table.columns), None)

@@ -15,7 +15,16 @@ import pytest
 
 from fedplan.planner.schedule import schedule_from_dict
 from fedplan.planner.tasks.damaskinos import ByzantineMaxF, DpscdCalibrate, StalenessBeta
-from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import (
+    capture_downloads,
+    charts,
+    error_under,
+    errors,
+    metric,
+    open_page,
+    refusal,
+    tables,
+)
 
 MSD = dict(target_epsilon=0.1, target_delta=1e-3, examples=347786, epochs=50, batch_size=1000)
 EPSILON_KEY, EPOCHS_KEY = "dpscd-epsilon", "dpscd-epochs"
@@ -34,8 +43,8 @@ def shown_texts(page) -> str:
 def test_damaskinos_page_dampening_and_byzantine_table(page):
     assert not page.exception and not page.error
     assert metric(page, "β") == "0.324318"
-    table = page.dataframe[0].value.set_index("rule")["max f"]
-    assert (table["multi-krum"], table["bulyan"], table["kardam"]) == (8, 4, 6)
+    table = tables(page)[0].set_index("rule")["max f"]
+    assert (table["multi-krum"], table["bulyan"], table["kardam"]) == ("8", "4", "6")
     page.text_input[5].set_value("-3").run()
     assert refusal(StalenessBeta, staleness_threshold=-3) == (
         "staleness_threshold must be a real number in (0, inf); got -3")
@@ -52,7 +61,7 @@ def test_a_staleness_threshold_beyond_the_law_is_refused_under_its_box_with_the_
     assert errors(page) == [refusal(StalenessBeta, staleness_threshold=1e9).replace("staleness_threshold", "τ_thres")]
     assert "staleness_mean defaults to τ_thres/2" in errors(page)[0]
     assert error_under(page, "τ_thres") == errors(page)[0]  # the law's mean and std follow τ_thres on this page
-    assert metric(page, "σ (MA128") == "14.2233" and len(page.dataframe) == 1  # the other tabs stay
+    assert metric(page, "σ (MA128") == "14.2233" and len(tables(page)) == 1  # the other tabs stay
     next(button for button in page.button if button.label.startswith("Set τ_thres")).click().run()
     assert not page.error and page.text_input[5].value == "10000000"
     assert float(metric(page, "β")) == pytest.approx(2 * math.log(1 + 5e6) / 1e7, abs=5e-7)  # L612, shown at 6 dp
@@ -99,14 +108,14 @@ def test_a_fraction_of_an_epoch_keeps_every_tab_and_one_error_under_epochs(page)
     drawn = set(frames[0]["batch size L"])
     assert drawn == {L for L in (100, 200, 500, 1000, 2000) if 0.01 * 347786 // L >= 1}
     assert "L = 5,000, 10,000 give no iteration at E = 0.01" in shown_texts(page)
-    assert metric(page, "β") == "0.324318" and len(page.dataframe) == 1  # the other tabs are untouched
+    assert metric(page, "β") == "0.324318" and len(tables(page)) == 1  # the other tabs are untouched
     page.text_input[4].set_value("5000").run()  # the plan's own T = 0
     assert refusal(DpscdCalibrate, **{**MSD, "epochs": 0.01, "batch_size": 5000}).startswith(
         "epochs=0.01 with examples=347786 and batch_size=5000 gives")
     assert errors(page) == ["Epochs E = 0.01 with Examples N = 347786 and Batch size L = 5000 gives T = "
                             "floor(epochs*N/L) = 0 iterations; need at least 1"]
     assert error_under(page, "Epochs E") == errors(page)[0]
-    assert metric(page, "β") == "0.324318" and len(page.dataframe) == 1
+    assert metric(page, "β") == "0.324318" and len(tables(page)) == 1
     fix = next(button for button in page.button if button.label.startswith("Set epochs to"))
     fix.click().run()
     assert page.text_input(key=EPOCHS_KEY).value == "0.0144" and not page.error  # 5000/347786 = 0.014377
@@ -141,8 +150,8 @@ def test_each_tab_exports_json_and_csv_and_the_dpscd_schedule_is_one_row_per_pha
 def test_byzantine_tab_refuses_no_workers_and_says_which_rules_need_more(page):
     page.text_input[6].set_value("2").run()
     assert not page.error
-    table = page.dataframe[0].value.set_index("rule")
-    assert table.loc["averaging", "max f"] == 0 and table.loc["krum", "source"].startswith("Workers n must be >= 3")
+    table = tables(page)[0].set_index("rule")
+    assert table.loc["averaging", "max f"] == "0" and table.loc["krum", "source"].startswith("Workers n must be >= 3")
     page.text_input[6].set_value("0").run()
     assert refusal(ByzantineMaxF, rule="krum", workers=0) == "workers must be an integer in [1, 1e+12]; got 0"
     assert errors(page) == ["Workers n must be an integer in [1, 1e+12]; got 0"]

@@ -10,7 +10,18 @@ from streamlit.testing.v1 import AppTest
 
 from fedplan.planner.display import epsilon_text
 from fedplan.planner.tasks.plan import Plan
-from tests.pages.helpers import ROOT, capture_downloads, charts, error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import (
+    ROOT,
+    capture_downloads,
+    charts,
+    claims_table,
+    error_under,
+    errors,
+    metric,
+    open_page,
+    refusal,
+    tables,
+)
 
 #: A request's field as the Planner's box names it in a message (app_pages/widgets.py labelled): field → label.
 BOX_WORDS = (("target_delta", "δ"), ("target_epsilon", "Privacy budget ε"), ("batch_size", "Batch size"),
@@ -36,9 +47,9 @@ def test_planner_answers_the_default_question_with_a_schedule_and_downloads(plan
     assert 0.99 <= float(metric(planner, "ε (PLD, tight)")) <= 1.0
     assert metric(planner, "Paper's σ") == "7.554"
     assert float(metric(planner, "ε at paper's σ")) == pytest.approx(0.1005, abs=2e-4)
-    table = planner.dataframe[-1].value
-    assert len(table) == 193 and list(table["sample_size"][:2]) == [16, 18]  # one row per change: every round
-    assert set(planner.dataframe[0].value["check"]) == {"holds"}
+    table = tables(planner)[-1]
+    assert len(table) == 193 and list(table["sample_size"][:2]) == ["16", "18"]  # one row per change: every round
+    assert set(tables(planner)[0]["check"]) == {"holds"}
     labels = [button.label for button in planner.get("download_button")]
     assert labels == ["CSV", "JSON", "YAML", "Opacus"]
     # no Flower export for a per-example plan: the page says where a client-level plan for Flower is made
@@ -251,7 +262,7 @@ def test_validate_this_plan_runs_the_plan_shown_and_says_whether_it_meets_its_cl
     verdict = planner.info[-1].value  # NO GUARANTEE: Lemma 3's delay hypothesis fails (the plan claims no rate)
     assert verdict == ("NO GUARANTEE: 2 of 3 claims pass; 'E||w_t - w*||^2 <= Lemma 3's rate' is NO GUARANTEE: a "
                        "hypothesis of its theorem fails, so the bound promises nothing.")
-    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    claims = {row["claim"]: row["result"] for row in claims_table(planner).to_dict("records")}
     assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
                       "the plan's epsilon <= the budget": "PASS", "E||w_t - w*||^2 <= Lemma 3's rate": "NO GUARANTEE"}
     exported = json.loads(files["fedplan_increasing-sizes_validation.json"]())
@@ -273,7 +284,7 @@ def test_validate_this_plan_runs_the_plan_shown_and_says_whether_it_meets_its_cl
     assert [w.value for w in planner.warning] == [
         "Out of date (inputs changed): this result is for the inputs of the last run. Press Validate this plan to "
         "update it."]
-    assert planner.subheader[-1].value.endswith("— out of date (inputs changed)") and planner.table
+    assert planner.subheader[-1].value.endswith("— out of date (inputs changed)") and claims_table(planner) is not None
 
 
 def test_validate_this_plan_on_zhou_plots_the_distance_against_the_plans_bound(planner, monkeypatch):
@@ -340,7 +351,7 @@ def test_validate_this_plan_on_adp2sgd_asks_the_step_and_runs_the_plans_updates_
     assert planner.info[-1].value == ("NO GUARANTEE: 2 of 3 claims pass; '(1/T) sum_t E||grad F(theta^t)||^2 <= "
                                       "Theorem 1' is NO GUARANTEE: a hypothesis of its theorem fails, so the bound "
                                       "promises nothing.")
-    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    claims = {row["claim"]: row["result"] for row in claims_table(planner).to_dict("records")}
     assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
                       "the plan's epsilon <= the budget": "PASS",
                       "(1/T) sum_t E||grad F(theta^t)||^2 <= Theorem 1": "NO GUARANTEE"}
@@ -366,7 +377,7 @@ def test_validate_this_plan_on_mapa_runs_the_plans_stages_and_uploads_per_edge_w
     planner.button(key="planner_validation_run").click().run()
     assert not planner.exception and not planner.error
     assert planner.success[0].value == "PASS: the run meets every claim (5)."
-    claims = {row["claim"]: row["result"] for row in planner.table[0].value.to_dict("records")}
+    claims = {row["claim"]: row["result"] for row in claims_table(planner).to_dict("records")}
     assert claims == {"spent epsilon <= the plan's schedule, same accountant": "PASS",
                       "the plan's epsilon <= the budget": "PASS",
                       **{f"stage {s}: mean E||grad f(x_t)||^2 <= Theorem 4": "PASS" for s in (1, 2, 3)}}

@@ -23,7 +23,16 @@ from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 
 from fedplan.planner.simulate.executor import shared
 from fedplan.planner.tasks.validate import ValidateFedsgdDpc
-from tests.pages.helpers import capture_downloads, charts, error_under, errors, metric, open_page, refusal
+from tests.pages.helpers import (
+    capture_downloads,
+    charts,
+    claims_table,
+    error_under,
+    errors,
+    metric,
+    open_page,
+    refusal,
+)
 
 ZHOU = dict(mechanism="laplace", clients=5, seeds=(0,), n_samples=62500, target_epsilon=1, target_delta=1e-6,
             test_fraction=0.2)
@@ -56,14 +65,13 @@ def captions(page) -> list[str]:
 
 
 def claims(page) -> dict[str, tuple[str, str]]:
-    table = page.table[0].value  # a static table wraps the numbers (a data frame cut them at its column's width)
-    return {row["claim"]: (row["result"], row["numbers"]) for row in table.to_dict("records")}
+    return {row["claim"]: (row["result"], row["numbers"]) for row in claims_table(page).to_dict("records")}
 
 
 def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_convergence_rate_lacks(monkeypatch):
     files = capture_downloads(monkeypatch)
     page = open_page("7_Validate.py", timeout=300)
-    assert not page.exception and not page.error and not page.table  # nothing runs before the button
+    assert not page.exception and not page.error and claims_table(page) is None  # nothing runs before the button
     box(page, "Seeds").set_value("1").run()
     button(page, "Run simulation").click().run()
     assert not page.exception and not page.error and not page.warning
@@ -118,9 +126,9 @@ def test_van_dijk_default_plan_passes_its_claims_and_names_the_hypothesis_its_co
     box(page, "Learning rate").set_value("0.2").run()
     assert [w.value for w in page.warning] == [
         f"{OUT_OF_DATE}: this result is for the inputs of the last run. Press Run simulation to update it."]
-    assert page.subheader[0].value.endswith("— out of date (inputs changed)") and page.table
+    assert page.subheader[0].value.endswith("— out of date (inputs changed)") and claims_table(page) is not None
     box(page, "ε").set_value("-1").run()  # bad input: its error under its box, the old result still shown, marked
-    assert error_under(page, "ε") == errors(page)[0] and page.table and page.warning
+    assert error_under(page, "ε") == errors(page)[0] and claims_table(page) is not None and page.warning
     box(page, "ε").set_value("1").run()
     box(page, "Learning rate").set_value("0.15").run()  # back to the inputs of the run: current again
     assert not page.warning and not page.subheader[0].value.endswith("(inputs changed)")
@@ -216,7 +224,7 @@ def test_cancel_stops_the_run_on_its_worker_and_frees_it(monkeypatch):
         time.sleep(0.1)
     assert executing(client) == 0  # the worker stopped the run instead of finishing it
     assert [item.value for item in page.info] == ["Simulation cancelled."]
-    assert not page.exception and not page.error and not page.table  # no result from the cancelled run
+    assert not page.exception and not page.error and claims_table(page) is None  # no result from the cancelled run
 
 
 def test_without_dask_the_page_says_its_runs_go_to_the_server_process(monkeypatch):
