@@ -27,6 +27,9 @@ import streamlit as st
 #: Rows a table shows before it scrolls inside a box of :data:`SCROLL_HEIGHT` pixels.
 MAX_ROWS_UNBOXED = 6
 SCROLL_HEIGHT = 240
+#: Rows a table shows at most (a schedule of one phase per round can have thousands: each is a row of the page's
+#: HTML, where the grid drew only those in view); a caption says how many more the downloads hold.
+MAX_ROWS_SHOWN = 500
 EM_SPACE = "\u2003"
 #: Characters Markdown could read as markup (GitHub's tables, Streamlit's $…$ for KaTeX), escaped in a cell.
 _MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|$~])")
@@ -68,12 +71,14 @@ def table_markdown(frame: pd.DataFrame, formats: Mapping[str, Callable[[object],
 
 def show_table(frame: pd.DataFrame, formats: Mapping[str, Callable[[object], str]] | None = None) -> None:
     """Draw ``frame`` as a Markdown table (the module docstring); more than :data:`MAX_ROWS_UNBOXED` rows scroll in
-    a box."""
-    text = table_markdown(frame, formats)
+    a box, and of more than :data:`MAX_ROWS_SHOWN` the first are shown, with a caption saying so."""
+    text = table_markdown(frame.head(MAX_ROWS_SHOWN), formats)
     if len(frame) > MAX_ROWS_UNBOXED:
         st.container(height=SCROLL_HEIGHT, border=False).markdown(text)
     else:
         st.markdown(text)
+    if len(frame) > MAX_ROWS_SHOWN:
+        st.caption(f"The first {MAX_ROWS_SHOWN} of {len(frame)} rows; the downloads hold every row.")
 
 
 def show_formula(formula: str, source: str) -> None:

@@ -9,7 +9,13 @@ import math
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from fedplan.app_pages.markdown_elements import MAX_ROWS_UNBOXED, SCROLL_HEIGHT, cell_text, table_markdown
+from fedplan.app_pages.markdown_elements import (
+    MAX_ROWS_SHOWN,
+    MAX_ROWS_UNBOXED,
+    SCROLL_HEIGHT,
+    cell_text,
+    table_markdown,
+)
 from tests.pages.helpers import PAGES, ROOT, tables
 
 
@@ -35,12 +41,15 @@ def _table_page(rows: int) -> None:
 
 
 def test_a_table_reads_back_and_a_long_one_scrolls_in_a_box():
-    for rows, boxed in ((MAX_ROWS_UNBOXED, False), (MAX_ROWS_UNBOXED + 1, True)):
+    for rows, boxed in ((MAX_ROWS_UNBOXED, False), (MAX_ROWS_UNBOXED + 1, True), (MAX_ROWS_SHOWN + 1, True)):
         app = AppTest.from_function(_table_page, args=(rows,)).run()
         assert not app.exception
         [table] = tables(app)
-        assert list(table.columns) == ["round", "σ", "holds"] and len(table) == rows
-        assert list(table.iloc[-1]) == [str(rows - 1), "1.25", "yes"]
+        shown = min(rows, MAX_ROWS_SHOWN)
+        assert list(table.columns) == ["round", "σ", "holds"] and len(table) == shown
+        assert list(table.iloc[-1]) == [str(shown - 1), "1.25", "yes"]
+        assert [caption.value for caption in app.caption] == (
+            [f"The first {MAX_ROWS_SHOWN} of {rows} rows; the downloads hold every row."] if rows > shown else [])
         heights = [block.proto.height_config.pixel_height for block in app.main.children.values()
                    if block.type == "flex_container"]
         assert heights == ([SCROLL_HEIGHT] if boxed else [])
