@@ -182,6 +182,10 @@ def request_arguments(args: argparse.Namespace, notes: list[str]) -> dict:
     return given
 
 
+#: Seconds between two redraws of a :class:`ProgressBar` (its first and last states are always drawn).
+BAR_REDRAW_SECONDS = 0.1
+
+
 class ProgressBar:
     """A one-line bar on stderr: done of total, elapsed seconds and the time left at the current pace."""
 
@@ -198,7 +202,7 @@ class ProgressBar:
 
     def __call__(self, done: int, total: int) -> None:
         now, total = time.monotonic(), max(int(total), 1)
-        if 0 < done < total and now - self.last < 0.1:
+        if 0 < done < total and now - self.last < BAR_REDRAW_SECONDS:
             return
         self.last = now
         elapsed = now - self.start
