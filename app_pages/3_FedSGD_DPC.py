@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -77,7 +76,7 @@ def landscape(fields: tuple, optimal_rounds: int, clients_per_round: int, _reque
                               clipping_norm=_request.clipping_norm, rounds=rounds, clients_per_round=clients,
                               variant=_request.variant)
     ticks = (linear_ticks(rounds, step), client_ticks)
-    return landscape_chart(cells, optimal_rounds, clients_per_round, ticks).to_dict()
+    return landscape_chart(cells, optimal_rounds, clients_per_round, ticks)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -111,18 +110,26 @@ def linear_ticks(values, step: int, most: int = MAP_TICKS) -> list[int]:
 
 
 def landscape_chart(cells: list[dict], rounds: int, clients_per_round: int,
-                    ticks: tuple[list[int], list[int]]) -> alt.Chart:
-    """The heat map of U(T, b), log colour scale, with the answer in red; ``ticks``: the T and the b labelled."""
-    frame = pd.DataFrame(cells).assign(log10_U=lambda d: np.log10(d["U"]))
-    heat = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("T:O", title="rounds T", axis=alt.Axis(values=ticks[0], labelAngle=0, labelOverlap=False)),
-        y=alt.Y("b:O", title="clients per round b", sort="descending",
-                axis=alt.Axis(values=ticks[1], labelOverlap=False)),  # few labels: none dropped (b = 10 was)
-        color=alt.Color("log10_U:Q", title="log₁₀ U", scale=alt.Scale(scheme="viridis")),
-        tooltip=["T", "b", alt.Tooltip("U", format=".5g")])
-    choice = pd.DataFrame([{"T": rounds, "b": clients_per_round}])
-    star = alt.Chart(choice).mark_point(shape="diamond", size=200, filled=True, color="red").encode(x="T:O", y="b:O")
-    return (heat + star).properties(height=300, title="U(T, b) with the answer (T*, b*) in red")
+                    ticks: tuple[list[int], list[int]]) -> dict:
+    """The heat map of U(T, b), log colour scale, with the answer in red; ``ticks``: the T and the b labelled. A plain
+    Vega-Lite dict with its data sets as frames: Altair's build, validation and rows-to-records took 50 ms of each
+    new answer (profiled), and :func:`~fedplan.app_pages.charts.main_data` reads a frame without converting it."""
+    heat = {"data": {"name": "cells"}, "mark": {"type": "rect"}, "encoding": {
+        "x": {"field": "T", "type": "ordinal", "title": "rounds T",
+              "axis": {"values": ticks[0], "labelAngle": 0, "labelOverlap": False}},
+        "y": {"field": "b", "type": "ordinal", "title": "clients per round b", "sort": "descending",
+              "axis": {"values": ticks[1], "labelOverlap": False}},  # few labels: none dropped (b = 10 was)
+        "color": {"field": "log10_U", "type": "quantitative", "title": "log₁₀ U", "scale": {"scheme": "viridis"}},
+        "tooltip": [{"field": "T", "type": "quantitative"}, {"field": "b", "type": "quantitative"},
+                    {"field": "U", "type": "quantitative", "format": ".5g"}]}}
+    star = {"data": {"name": "answer"}, "mark": {"type": "point", "shape": "diamond", "size": 200, "filled": True,
+                                                  "color": "red"},
+            "encoding": {"x": {"field": "T", "type": "ordinal"}, "y": {"field": "b", "type": "ordinal"}}}
+    frame = pd.DataFrame(cells)
+    datasets = {"cells": frame.assign(log10_U=np.log10(frame["U"])),
+                "answer": pd.DataFrame([{"T": rounds, "b": clients_per_round}])}
+    return {"height": 300, "title": "U(T, b) with the answer (T*, b*) in red", "datasets": datasets,
+            "layer": [heat, star]}
 
 
 def explain_no_training(request: FedsgdDpcOptimum, bound: float) -> None:
