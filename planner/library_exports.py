@@ -65,8 +65,9 @@ def _require(schedule: Schedule, library: str, *, unit: str, samplings: tuple[st
         raise ValueError(f"{library}'s accountant assumes {' or '.join(relations)} neighbours; this plan is accounted "
                          f"for neighboring_relation={privacy['neighboring_relation']} (export json, yaml or csv)")
     if one_phase and len(schedule.change_points) > 1:
-        changing = sorted({name for _, values in schedule.change_points for name in values
-                           if len({repr(v.get(name)) for _, v in schedule.change_points}) > 1})
+        names = {name for _, values in schedule.change_points for name in values}  # once each: was once per point
+        changing = sorted(name for name in names
+                          if len({repr(values.get(name)) for _, values in schedule.change_points}) > 1)
         raise ValueError(f"the {library} export holds one phase; this schedule has {len(schedule.change_points)} "
                          f"(changing {', '.join(changing)}): export json, yaml or csv")
     return privacy
