@@ -38,8 +38,7 @@ def main_data(spec: dict) -> tuple[pd.DataFrame | None, dict]:
     datasets = spec.get("datasets")
     if not isinstance(datasets, dict) or not datasets:
         return None, spec
-    moved = copy.deepcopy(spec)
-    del moved["datasets"]
+    moved = copy.deepcopy({key: value for key, value in spec.items() if key != "datasets"})  # not the rows
     whole = _named(moved)
     layers = moved.get("layer") if isinstance(moved.get("layer"), list) else []
     names = [whole] if whole and not layers else [_named(layer) for layer in layers]
